@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# build.sh: set-up, build, demo and tests for spyon in one place.
+#
+#   ./build.sh demo    install what is missing, build, run the demo
+#   ./build.sh check   install what is missing, build, run the test suite
+#   ./build.sh build   install what is missing and build only
+#   ./build.sh deps    install the Debian packages only
+#
+# Builds out of tree in _build/ (BUILD_DIR=... to change). Missing Debian
+# packages are installed with apt-get when run as root.
+set -euo pipefail
+cd "$(dirname "$0")"
+top=$PWD
+build=${BUILD_DIR:-$top/_build}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# Everything the build, the tests and the demo need, by Debian name.
+packages=(build-essential autoconf automake libtool pkg-config
+  libunwind-dev libdw-dev libelf-dev libncurses-dev libgsl-dev libgmp-dev
+  zlib1g-dev liblua5.4-dev lua5.4 libcairo2-dev libjansson-dev
+  python3 tmux)
+
+deps() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+      missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "build.sh: missing packages: ${missing[*]}" >&2
+    echo "build.sh: run as root, or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "build.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+configure() {
+  [ -x "$top/configure" ] && [ "$top/configure" -nt "$top/configure.ac" ] &&
+    [ "$top/Makefile.in" -nt "$top/Makefile.am" ] ||
+    (cd "$top" && autoreconf -fi >/dev/null 2>&1 || autoreconf -fi)
+  mkdir -p "$build"
+  if [ ! -f "$build/Makefile" ] || [ "$top/configure" -nt "$build/Makefile" ]; then
+    (cd "$build" && "$top/configure" --enable-werror ${CONFIGURE_FLAGS:-} >/dev/null)
+  fi
+}
+
+compile() {
+  configure
+  make -C "$build" -j"$jobs" >/dev/null
+}
+
+case "${1:-}" in
+  deps) deps ;;
+  build) deps; compile ;;
+  demo)
+    deps; compile
+    echo "== spyon examples/largeint.st (seed 004's workload) =="
+    "$build/spyon" "$top/examples/largeint.st"
+    ;;
+  check)
+    deps
+    configure
+    make -C "$build" -j"$jobs" >/dev/null
+    make -C "$build" -j"$jobs" tests/runner >/dev/null
+    (cd "$build" && SPY_BUILDDIR="$build" SPY_SRCDIR="$top" ./tests/runner)
+    ;;
+  *)
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac

@@ -1,0 +1,252 @@
+/*
+** spyon.h: the public API of libspyon, a sampling profiler that lives inside
+** an interpreter. This header is the reference documentation.
+**
+** The pieces:
+**   spy_profiler  one profiling session: options, registered primitives and
+**                 regions, the sampler thread, the aggregated data.
+**   spy_vm        one attached interpreter thread. Its hot-path hooks are
+**                 inline functions in <spyon/hooks.h>.
+**   spy_profile   a snapshot of the results (<spyon/profile.h>): what every
+**                 report, export, file and tool reads.
+**
+** Threads. The interpreter thread owns its spy_vm: spy_attach, the hooks,
+** spy_name, spy_process_name and spy_detach are called only from it. The
+** hooks never lock, allocate or wait; when the sampler falls behind, samples
+** are dropped and counted. spy_profiler_new/free, registration, spy_start,
+** spy_stop and spy_profile_take may be called from any one controlling thread
+** (often the interpreter thread itself). The sampler thread never calls into
+** the interpreter and never reads interpreter memory.
+**
+** Errors. Every call that can fail returns 0 (or a non-negative id) on
+** success and a negative SPY_E* code on failure; spy_strerror() names it.
+** Nothing in the library prints, exits or aborts.
+*/
+#ifndef SPYON_H
+#define SPYON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPY_VERSION_MAJOR 0
+#define SPY_VERSION_MINOR 1
+#define SPY_VERSION_PATCH 0
+#define SPY_VERSION_STRING "0.1.0"
+/* (major << 16) | (minor << 8) | patch, comparable with <. */
+#define SPY_VERSION_HEX                                                  \
+  ((SPY_VERSION_MAJOR << 16) | (SPY_VERSION_MINOR << 8) | SPY_VERSION_PATCH)
+
+#if defined(__GNUC__)
+#define SPY_API __attribute__((visibility("default")))
+#define SPY_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define SPY_API
+#define SPY_INTERNAL
+#endif
+
+/* The version of the library actually linked (SPY_VERSION_HEX form). */
+SPY_API unsigned spy_version(void);
+SPY_API const char *spy_version_string(void);
+
+/* ------------------------------------------------------------------------
+** Errors
+** --------------------------------------------------------------------- */
+
+/* X(name, code, message). Codes are stable: new ones are only appended. */
+#define SPY_ERRORS(X)                                                        \
+  X(SPY_EINVAL, -1, "invalid argument")                                      \
+  X(SPY_ENOMEM, -2, "out of memory")                                         \
+  X(SPY_ESTATE, -3, "call not allowed in the current state")                 \
+  X(SPY_EFULL, -4, "capacity exhausted")                                     \
+  X(SPY_EEXIST, -5, "already exists")                                        \
+  X(SPY_ENOENT, -6, "no such item")                                          \
+  X(SPY_EIO, -7, "input/output error")                                       \
+  X(SPY_EFORMAT, -8, "malformed input")                                      \
+  X(SPY_EVERSION, -9, "unsupported format version")                          \
+  X(SPY_ETHREAD, -10, "thread error")                                        \
+  X(SPY_ENOTSUP, -11, "not supported here")
+
+enum spy_error {
+#define SPY_ERR_ENUM_(name, code, msg) name = code,
+  SPY_ERRORS(SPY_ERR_ENUM_)
+#undef SPY_ERR_ENUM_
+};
+
+/* A static message for an error code ("unknown error" for any other value). */
+SPY_API const char *spy_strerror(int err);
+
+/* ------------------------------------------------------------------------
+** Options
+** --------------------------------------------------------------------- */
+
+typedef enum spy_mode {
+  /* The VM knows when it enters and leaves a primitive and checks the clock
+  ** there, so every tick is charged to what was running when it fell due. */
+  SPY_MODE_POLL = 0,
+  /* MessageTally style: a timer marks a sample due and the next poll takes
+  ** it; primitive bracketing is ignored for attribution. For comparison. */
+  SPY_MODE_TIMER = 1
+} spy_mode;
+
+typedef struct spy_options {
+  uint64_t interval_ns;    /* sampling interval; default 100000 (10 kHz) */
+  spy_mode mode;           /* default SPY_MODE_POLL */
+  unsigned max_depth;      /* frames kept per sample, >= 2; default 128: the
+                              leaf-most and root-most halves are kept and the
+                              cut is marked */
+  size_t ring_bytes;       /* per-thread sample ring; power of two >= 64 KiB;
+                              default 4 MiB */
+  size_t obs_ring_bytes;   /* per-thread cost-observation ring; default 1 MiB */
+  unsigned reservoir;      /* cost observations kept per primitive; default
+                              4096 */
+  unsigned longest;        /* longest single steps kept; default 20 */
+  unsigned max_prims;      /* primitive ids available; default 1024 */
+  unsigned max_regions;    /* region ids available; default 256 */
+  int native_stacks;       /* 1: unwind native frames (libunwind, SIGPROF)
+                              inside primitives that run longer than
+                              native_after_ns; default 0 */
+  uint64_t native_after_ns;/* default 1000000 (1 ms) */
+  int force_clock_gettime; /* 1: do not use the TSC; default 0 */
+} spy_options;
+
+/* Fill *o with the defaults above. */
+SPY_API void spy_options_init(spy_options *o);
+
+/* ------------------------------------------------------------------------
+** The profiler
+** --------------------------------------------------------------------- */
+
+typedef struct spy_profiler spy_profiler;
+typedef struct spy_vm spy_vm;
+typedef struct spy_stack spy_stack;       /* defined in <spyon/hooks.h> */
+typedef struct spy_profile spy_profile;   /* defined in <spyon/profile.h> */
+
+/* Create a profiler with options *o (NULL: defaults). Calibrates the clock
+** (about 20 ms the first time in a process). Returns 0 and sets *out, or
+** SPY_EINVAL for a NULL out or an option out of range (zero interval, depth
+** below 2, ring not a power of two), SPY_ENOMEM. */
+SPY_API int spy_profiler_new(spy_profiler **out, const spy_options *o);
+
+/* Stop if running, join the sampler thread and free everything.
+** All spy_vm handles must have been detached first (else SPY_ESTATE and
+** nothing is freed). NULL is a no-op returning 0. */
+SPY_API int spy_profiler_free(spy_profiler *p);
+
+/* Flags for spy_prim_register. */
+#define SPY_PRIM_COST 1u /* record cost observations (sizes, duration) */
+
+/* Register a primitive before spy_start. name is copied and is what reports
+** show (e.g. "Integer>>digitMultiply:neg:"); sizes names its operand sizes
+** as a comma-separated list of at most 4 names ("a,b"), or NULL / "" for
+** none. Returns the primitive id (>= 0) to pass to spy_prim_begin*, or
+** SPY_EINVAL, SPY_EFULL (max_prims reached), SPY_ESTATE (profiler running).
+** Registering the same name twice returns the first id. */
+SPY_API int spy_prim_register(spy_profiler *p, const char *name,
+                              const char *sizes, unsigned flags);
+
+/* Register a named user region (seed-003 timers) before spy_start; returns
+** its id >= 0 for spy_region_begin, or SPY_EINVAL / SPY_EFULL / SPY_ESTATE.
+** The same name twice returns the first id. */
+SPY_API int spy_region_register(spy_profiler *p, const char *name);
+
+/* What an interpreter hands in when it attaches. */
+typedef struct spy_host {
+  void *ud; /* passed back to the callbacks */
+  /* Required. Called in the interpreter thread when a sample is taken (from
+  ** inside a hook): push the frame key of every frame, innermost first, with
+  ** spy_stack_push(). It must not call any other spy_ function. Keys are
+  ** stable for the life of the profile (method ids, not movable pointers). */
+  void (*walk)(void *ud, spy_stack *st);
+  /* Optional. Write a frame key's name into buf (NUL-terminated, at most len
+  ** bytes) and return 0, or return nonzero if unknown. Called from the
+  ** interpreter thread inside spy_stop/spy_detach for keys seen in samples
+  ** but never named with spy_name(). */
+  int (*name)(void *ud, uint64_t key, char *buf, size_t len);
+  /* Optional. Like name, for process ids never named with
+  ** spy_process_name(). */
+  int (*process_name)(void *ud, uint64_t pid, char *buf, size_t len);
+} spy_host;
+
+/* Attach the calling thread as an interpreter thread. *host is copied.
+** May be called before or after spy_start. Returns 0 and sets *out, or
+** SPY_EINVAL (NULL argument, no walk), SPY_EEXIST (this thread is already
+** attached to p), SPY_ENOMEM. */
+SPY_API int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out);
+
+/* Detach: names any keys still unnamed (host->name), hands the thread's
+** remaining data to the profiler and frees the handle. Call from the
+** interpreter thread. NULL is a no-op returning 0. */
+SPY_API int spy_detach(spy_vm *v);
+
+/* Name a frame key (copied). Interpreter thread only; never blocks: the name
+** is queued for the sampler. Returns 0, SPY_EINVAL, SPY_ENOMEM. Naming a key
+** again replaces the name. */
+SPY_API int spy_name(spy_vm *v, uint64_t key, const char *name);
+
+/* Name a process id (copied), e.g. "main (40)". As spy_name. */
+SPY_API int spy_process_name(spy_vm *v, uint64_t pid, const char *name);
+
+/* Start sampling all attached threads (and those attached later). Starts the
+** sampler thread on first use. SPY_ESTATE if already running. Starting
+** again after a stop continues the same profile. */
+SPY_API int spy_start(spy_profiler *p);
+
+/* Stop sampling: the hooks fall back to their single branch, the remaining
+** ring contents are drained, the time since the last sample is charged, and
+** unnamed keys of threads attached to the calling thread are named.
+** SPY_ESTATE if not running. */
+SPY_API int spy_stop(spy_profiler *p);
+
+/* 1 while started, else 0. */
+SPY_API int spy_running(const spy_profiler *p);
+
+/* A snapshot of everything aggregated so far, as a new spy_profile owned by
+** the caller (spy_profile_free). Allowed while running (the snapshot is as
+** of the last drain) or stopped. Returns 0, SPY_EINVAL, SPY_ENOMEM. */
+SPY_API int spy_profile_take(spy_profiler *p, spy_profile **out);
+
+/* Counters for the health line of a report, readable at any time. */
+typedef struct spy_counters {
+  uint64_t samples;        /* samples aggregated */
+  uint64_t dropped;        /* samples dropped because a ring was full */
+  uint64_t obs_dropped;    /* cost observations dropped (ring full) */
+  uint64_t drains;         /* sampler wake-ups that drained data */
+} spy_counters;
+SPY_API int spy_counters_get(const spy_profiler *p, spy_counters *out);
+
+/* ------------------------------------------------------------------------
+** Reports (the text layout of seed 004's second report)
+** --------------------------------------------------------------------- */
+
+typedef struct spy_report_options {
+  double threshold_pct; /* hide tree nodes below this share; default 0.5 */
+  unsigned leaves;      /* leaves listed at most; default 40 */
+  unsigned longest;     /* longest single steps listed; default 10 */
+  int sections;         /* SPY_REPORT_* bits; default all */
+  int width;            /* columns for names; 0: no limit */
+} spy_report_options;
+
+#define SPY_REPORT_TREE 1
+#define SPY_REPORT_LEAVES 2
+#define SPY_REPORT_PRIMS 4
+#define SPY_REPORT_LONGEST 8
+#define SPY_REPORT_GC 16
+#define SPY_REPORT_REGIONS 32
+#define SPY_REPORT_ALL 63
+
+SPY_API void spy_report_options_init(spy_report_options *o);
+
+/* Write the text report of *p to f. Returns 0, SPY_EINVAL or SPY_EIO. */
+SPY_API int spy_report_text(const spy_profile *p, FILE *f,
+                            const spy_report_options *o);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

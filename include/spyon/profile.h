@@ -1,0 +1,172 @@
+/*
+** spyon/profile.h: the profile data model every tool reads, and its file.
+**
+** A spy_profile is a plain, read-mostly snapshot: arrays of structs that
+** refer to each other by index. It is produced by spy_profile_take() (from a
+** running or stopped profiler) or spy_profile_load() (from a file), and
+** freed with spy_profile_free(). Nothing in it points into a profiler, so it
+** outlives the profiler that made it. Times are nanoseconds.
+**
+** Index fields use SPY_NONE for "none". Every index in a profile returned by
+** this library is in range; loaders check that before returning one.
+*/
+#ifndef SPYON_PROFILE_H
+#define SPYON_PROFILE_H
+
+#include <spyon.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPY_NONE UINT32_MAX
+
+/* The file format version written by spy_profile_save (docs/format.md). */
+#define SPY_FORMAT_VERSION 1
+
+typedef enum spy_frame_kind {
+  SPY_FRAME_ROOT = 0,   /* the root of a process's tree */
+  SPY_FRAME_METHOD = 1, /* an interpreter frame; key is the host's key */
+  SPY_FRAME_PRIM = 2,   /* a primitive; key is the primitive's index */
+  SPY_FRAME_GC = 3,     /* garbage collection */
+  SPY_FRAME_REGION = 4, /* a user region; key is the region's index */
+  SPY_FRAME_NATIVE = 5, /* a native frame inside a primitive; key is the IP */
+  SPY_FRAME_CUT = 6     /* frames left out by the depth cap */
+} spy_frame_kind;
+
+/* One distinct frame (a method, a primitive, ...). */
+typedef struct spy_frame {
+  spy_frame_kind kind;
+  uint64_t key;
+  const char *name; /* never NULL; "0x1234..." when the host named nothing */
+} spy_frame;
+
+/* One node of a call tree: a frame reached by one path from the root. */
+typedef struct spy_node {
+  uint32_t frame;        /* index into frames */
+  uint32_t parent;       /* node index; SPY_NONE for a process root */
+  uint32_t first_child;  /* children linked by next_sibling, */
+  uint32_t next_sibling; /*   heaviest (total_ns) first */
+  uint64_t total_ns;     /* time in this node and below */
+  uint64_t self_ns;      /* time with this node as the leaf */
+  uint64_t tallies;      /* samples in this node and below */
+  uint64_t self_tallies; /* samples with this node as the leaf */
+} spy_node;
+
+/* One process (green thread, coroutine, ...) of the interpreter. */
+typedef struct spy_process {
+  uint64_t pid;
+  const char *name; /* never NULL */
+  uint32_t root;    /* node index of its tree's root (a SPY_FRAME_ROOT) */
+  uint64_t total_ns;
+  uint64_t tallies;
+} spy_process;
+
+/* One cost observation: a primitive call's operand sizes and duration. */
+typedef struct spy_obs {
+  uint64_t size[4];
+  uint64_t ns;
+  uint32_t gc; /* garbage collections that ran inside the call */
+} spy_obs;
+
+/* One registered primitive. */
+typedef struct spy_profile_prim {
+  const char *name;
+  unsigned nsizes;            /* 0..4 */
+  const char *size_names[4];  /* never NULL for i < nsizes */
+  unsigned flags;             /* SPY_PRIM_* from registration */
+  uint64_t calls, total_ns, max_ns;
+  size_t nobs;
+  spy_obs *obs;               /* a uniform reservoir sample of the calls */
+  uint64_t obs_offered;       /* calls offered to the reservoir */
+  char *model;                /* fitted model for reports, or NULL; set by
+                                 tools (malloc'd, freed with the profile) */
+} spy_profile_prim;
+
+typedef enum spy_step_kind { SPY_STEP_PRIM = 0, SPY_STEP_GC = 1 } spy_step_kind;
+
+/* One of the longest single steps: a primitive call or a GC pause. */
+typedef struct spy_step {
+  spy_step_kind kind;
+  uint32_t prim;      /* index into prims (SPY_STEP_PRIM), else SPY_NONE */
+  unsigned nsizes;
+  uint64_t size[4];
+  uint64_t ns;
+  uint32_t process;   /* index into processes */
+  uint32_t nframes;
+  uint32_t *frames;   /* the calling stack, root first (indices into frames) */
+} spy_step;
+
+/* Exact timings of a user region reached by one nesting path. */
+typedef struct spy_profile_region {
+  const char *name;
+  uint32_t parent;    /* index into regions, SPY_NONE at top level */
+  uint64_t calls, total_ns, max_ns;
+} spy_profile_region;
+
+struct spy_profile {
+  uint32_t version;         /* SPY_FORMAT_VERSION it was made with */
+  spy_mode mode;
+  uint64_t interval_ns;
+  uint64_t wall_ns;         /* time profiled (sum of start..stop periods) */
+  uint64_t tallies;         /* samples aggregated */
+  uint64_t dropped;         /* samples dropped (ring full) */
+  uint64_t obs_dropped;     /* cost observations dropped */
+  uint64_t hook_ns;         /* time spent in the profiler's slow paths in
+                               interpreter threads (overhead estimate) */
+  uint64_t start_unix_ns;   /* when profiling started (CLOCK_REALTIME) */
+  const char *clock;        /* "tsc" or "clock_gettime" */
+  const char *command;      /* what was profiled, or "" */
+
+  size_t nframes;    spy_frame *frames;
+  size_t nnodes;     spy_node *nodes;
+  size_t nprocesses; spy_process *processes;
+  size_t nprims;     spy_profile_prim *prims;
+  size_t nsteps;     spy_step *steps;      /* longest first */
+  size_t nregions;   spy_profile_region *regions;
+  struct {
+    uint64_t count, total_ns, max_ns;
+  } gc;
+
+  void *priv_; /* private: the allocation arena */
+};
+
+/* Free a profile and everything it owns. NULL is a no-op. */
+SPY_API void spy_profile_free(spy_profile *p);
+
+/* Set the command line shown in the header (copied). 0 or SPY_ENOMEM. */
+SPY_API int spy_profile_set_command(spy_profile *p, const char *command);
+
+/* Save to path in the binary format of docs/format.md. Returns 0, or a
+** negative code with a one-line message in err (may be NULL). */
+SPY_API int spy_profile_save(const spy_profile *p, const char *path,
+                             char *err, size_t errlen);
+
+/* Load a file written by spy_profile_save. The file is hostile input: any
+** truncation or corruption gives SPY_EFORMAT (or SPY_EVERSION, SPY_EIO) and
+** a message "PATH: offset N: what is wrong" in err; never a crash. */
+SPY_API int spy_profile_load(const char *path, spy_profile **out, char *err,
+                             size_t errlen);
+
+/* The same from a buffer (name is used in messages). */
+SPY_API int spy_profile_load_mem(const void *buf, size_t len, const char *name,
+                                 spy_profile **out, char *err, size_t errlen);
+
+/* Write the whole profile as one JSON document (docs/format.md). */
+SPY_API int spy_profile_write_json(const spy_profile *p, FILE *f);
+
+/* Self time per frame across all processes ("leaves"): fills out[i] with the
+** frame index and self_ns of the n heaviest frames, heaviest first, and
+** returns how many were filled (<= n), or a negative error. */
+typedef struct spy_leaf {
+  uint32_t frame;
+  uint64_t self_ns;
+  uint64_t self_tallies;
+} spy_leaf;
+SPY_API int spy_profile_leaves(const spy_profile *p, spy_leaf *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,620 @@
+/*
+** sampler/agg.c: turning records into trees, leaves, steps and reservoirs.
+*/
+#include "config.h"
+
+#include "sampler/agg.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+#include "vm-hooks/clock.h"
+
+/* One element of a path: a frame before interning. */
+typedef struct pel {
+  uint32_t kind;
+  uint64_t key;
+} pel;
+
+typedef struct frame {
+  uint32_t kind;
+  uint64_t key;
+} frame;
+
+typedef struct node {
+  uint32_t frame, parent;
+  uint64_t self, tallies; /* ticks and samples with this node as leaf */
+} node;
+
+typedef struct proc {
+  uint64_t pid;
+  uint32_t root;
+} proc;
+
+typedef struct step {
+  spy_step_kind kind;
+  int32_t prim;
+  unsigned nsizes;
+  uint64_t size[4];
+  uint64_t ticks;
+  uint32_t process;
+  uint32_t nframes;
+  uint32_t *frames; /* root first */
+} step;
+
+typedef struct region {
+  int32_t id;
+  uint32_t parent;
+  uint64_t calls, ticks, max;
+} region;
+
+typedef struct reservoir {
+  spy_obs *obs; /* ns holds ticks until built */
+  uint32_t n;
+  uint64_t offered;
+} reservoir;
+
+struct spyS_cache {
+  pel *path;     /* the previous sample's path, root first */
+  uint32_t *ids; /* its nodes */
+  uint32_t len, cap;
+  uint64_t pid;
+  int valid;
+};
+
+/* A growable array: v.p has v.n elements of v.cap. */
+#define VEC(T) struct { T *p; size_t n, cap; }
+
+struct spyS_agg {
+  const spyH_cfg *cfg;
+  VEC(frame) frames;
+  spyS_map frame_map; /* (kind, key) -> frame */
+  VEC(node) nodes;
+  spyS_map child_map; /* (parent, frame) -> node */
+  VEC(proc) procs;
+  spyS_map proc_map;  /* (pid, 0) -> proc */
+  VEC(char *) names;
+  spyS_map name_map;  /* (is_process, key) -> name */
+  VEC(region) regions;
+  spyS_map region_map; /* (parent + 1, id) -> region */
+  reservoir *res;      /* [cfg->max_prims] */
+  step *steps;         /* [cfg->longest], unordered */
+  uint32_t nsteps;
+  uint64_t rng;
+  uint64_t samples;
+  uint64_t lost;       /* records not aggregated: out of memory */
+  pel *scratch;        /* a path being built */
+  uint32_t scratch_cap;
+};
+
+/* Make room for one more element; 0 or -1. */
+static int vec_grow_(void **p, size_t *cap, size_t n, size_t elem) {
+  if (n < *cap) return 0;
+  size_t nc = *cap ? *cap * 2 : 64;
+  void *np = realloc(*p, nc * elem);
+  if (!np) return -1;
+  *p = np;
+  *cap = nc;
+  return 0;
+}
+#define VEC_PUSH_ROOM(v) \
+  vec_grow_((void **)&(v).p, &(v).cap, (v).n, sizeof *(v).p)
+
+static uint32_t path_cap(const spyH_cfg *c) {
+  return c->leaf_cap + c->root_cap + SPY_REGION_NEST + 4;
+}
+
+spyS_agg *spyS_agg_new(const spyH_cfg *cfg) {
+  spyS_agg *a = calloc(1, sizeof *a);
+  if (!a) return NULL;
+  a->cfg = cfg;
+  spyS_map_init(&a->frame_map);
+  spyS_map_init(&a->child_map);
+  spyS_map_init(&a->proc_map);
+  spyS_map_init(&a->name_map);
+  spyS_map_init(&a->region_map);
+  a->res = calloc(cfg->max_prims, sizeof *a->res);
+  a->steps = calloc(cfg->longest + 1, sizeof *a->steps);
+  a->scratch_cap = path_cap(cfg);
+  a->scratch = calloc(a->scratch_cap, sizeof *a->scratch);
+  a->rng = 0x2545f4914f6cdd1dull;
+  if (!a->res || !a->steps || !a->scratch) {
+    spyS_agg_free(a);
+    return NULL;
+  }
+  return a;
+}
+
+void spyS_agg_free(spyS_agg *a) {
+  if (!a) return;
+  free(a->frames.p);
+  free(a->nodes.p);
+  free(a->procs.p);
+  for (size_t i = 0; i < a->names.n; i++) free(a->names.p[i]);
+  free(a->names.p);
+  free(a->regions.p);
+  spyS_map_free(&a->frame_map);
+  spyS_map_free(&a->child_map);
+  spyS_map_free(&a->proc_map);
+  spyS_map_free(&a->name_map);
+  spyS_map_free(&a->region_map);
+  if (a->res)
+    for (uint32_t i = 0; i < a->cfg->max_prims; i++) free(a->res[i].obs);
+  free(a->res);
+  if (a->steps)
+    for (uint32_t i = 0; i < a->nsteps; i++) free(a->steps[i].frames);
+  free(a->steps);
+  free(a->scratch);
+  free(a);
+}
+
+spyS_cache *spyS_cache_new(const spyH_cfg *cfg) {
+  spyS_cache *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->cap = path_cap(cfg);
+  c->path = calloc(c->cap, sizeof *c->path);
+  c->ids = calloc(c->cap, sizeof *c->ids);
+  if (!c->path || !c->ids) {
+    spyS_cache_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+void spyS_cache_free(spyS_cache *c) {
+  if (!c) return;
+  free(c->path);
+  free(c->ids);
+  free(c);
+}
+
+uint64_t spyS_agg_samples(const spyS_agg *a) { return a->samples; }
+uint64_t spyS_agg_lost(const spyS_agg *a) { return a->lost; }
+
+static uint64_t rand64(spyS_agg *a) {
+  uint64_t x = a->rng;
+  x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+  return a->rng = x;
+}
+
+/* ------------------------------------------------------------------------
+** Interning
+** --------------------------------------------------------------------- */
+
+static uint32_t intern_frame(spyS_agg *a, uint32_t kind, uint64_t key) {
+  uint32_t f = spyS_map_get(&a->frame_map, kind, key);
+  if (f != UINT32_MAX) return f;
+  if (VEC_PUSH_ROOM(a->frames) != 0) return UINT32_MAX;
+  f = (uint32_t)a->frames.n;
+  if (spyS_map_put(&a->frame_map, kind, key, f) != 0) return UINT32_MAX;
+  a->frames.p[a->frames.n++] = (frame){kind, key};
+  return f;
+}
+
+static uint32_t new_node(spyS_agg *a, uint32_t frame_i, uint32_t parent) {
+  if (VEC_PUSH_ROOM(a->nodes) != 0) return UINT32_MAX;
+  uint32_t n = (uint32_t)a->nodes.n;
+  if (parent != UINT32_MAX &&
+      spyS_map_put(&a->child_map, parent, frame_i, n) != 0)
+    return UINT32_MAX;
+  a->nodes.p[a->nodes.n++] = (node){frame_i, parent, 0, 0};
+  return n;
+}
+
+static uint32_t child(spyS_agg *a, uint32_t parent, uint32_t frame_i) {
+  uint32_t n = spyS_map_get(&a->child_map, parent, frame_i);
+  return n != UINT32_MAX ? n : new_node(a, frame_i, parent);
+}
+
+static uint32_t process(spyS_agg *a, uint64_t pid) {
+  uint32_t p = spyS_map_get(&a->proc_map, pid, 0);
+  if (p != UINT32_MAX) return p;
+  uint32_t rootf = intern_frame(a, SPY_FRAME_ROOT, 0);
+  if (rootf == UINT32_MAX || VEC_PUSH_ROOM(a->procs) != 0) return UINT32_MAX;
+  uint32_t root = new_node(a, rootf, UINT32_MAX);
+  if (root == UINT32_MAX) return UINT32_MAX;
+  p = (uint32_t)a->procs.n;
+  if (spyS_map_put(&a->proc_map, pid, 0, p) != 0) return UINT32_MAX;
+  a->procs.p[a->procs.n++] = (proc){pid, root};
+  return p;
+}
+
+/* ------------------------------------------------------------------------
+** Paths
+** --------------------------------------------------------------------- */
+
+/* The root-first path of a SAMPLE or STEP record: the kept frames, a CUT
+** where the depth cap left some out, each region entered before the frame
+** at the depth where it began, then the primitive and GC frames (when
+** with_leaf). Returns the length. */
+static uint32_t build_path(spyS_agg *a, const spyH_sample *r, int with_leaf) {
+  const spyH_regmark *m = (const spyH_regmark *)(r + 1);
+  const uint64_t *k = (const uint64_t *)(m + r->nregions);
+  uint32_t nleaf = r->nleaf, nroot = r->nroot, nreg = r->nregions;
+  uint64_t depth = r->depth;
+  pel *out = a->scratch;
+  uint32_t n = 0, ri = 0;
+  uint32_t kept = nleaf + nroot;
+  for (uint32_t j = 0; j < kept; j++) {
+    /* Root first: the root part reversed, then the leaf part reversed. */
+    uint64_t full, key;
+    int cut_before = 0;
+    if (j < nroot) {
+      full = j;
+      key = k[nleaf + nroot - 1 - j];
+    } else {
+      uint32_t i = j - nroot;
+      full = depth - nleaf + i;
+      key = k[nleaf - 1 - i];
+      cut_before = i == 0 && depth > kept;
+    }
+    if (cut_before) out[n++] = (pel){SPY_FRAME_CUT, depth - kept};
+    while (ri < nreg && m[ri].depth <= full) {
+      if (m[ri].id >= 0) out[n++] = (pel){SPY_FRAME_REGION, (uint64_t)m[ri].id};
+      ri++;
+    }
+    out[n++] = (pel){SPY_FRAME_METHOD, key};
+  }
+  for (; ri < nreg; ri++)
+    if (m[ri].id >= 0) out[n++] = (pel){SPY_FRAME_REGION, (uint64_t)m[ri].id};
+  if (with_leaf) {
+    if (r->prim >= 0) out[n++] = (pel){SPY_FRAME_PRIM, (uint64_t)r->prim};
+    if (r->gc) out[n++] = (pel){SPY_FRAME_GC, 0};
+  }
+  return n;
+}
+
+/* Charge one sample to its path in its process's tree, reusing the nodes
+** of the prefix it shares with the thread's previous sample. */
+static void add_sample(spyS_agg *a, spyS_cache *c, const spyH_sample *r) {
+  uint32_t len = build_path(a, r, 1);
+  uint32_t p = process(a, r->pid);
+  if (p == UINT32_MAX) {
+    a->lost++;
+    return;
+  }
+  uint32_t same = 0;
+  if (c->valid && c->pid == r->pid) {
+    uint32_t lim = len < c->len ? len : c->len;
+    while (same < lim && c->path[same].kind == a->scratch[same].kind &&
+           c->path[same].key == a->scratch[same].key)
+      same++;
+  }
+  uint32_t at = same ? c->ids[same - 1] : a->procs.p[p].root;
+  for (uint32_t i = same; i < len; i++) {
+    uint32_t f = intern_frame(a, a->scratch[i].kind, a->scratch[i].key);
+    at = f == UINT32_MAX ? UINT32_MAX : child(a, at, f);
+    if (at == UINT32_MAX) {
+      c->valid = 0;
+      a->lost++;
+      return;
+    }
+    c->path[i] = a->scratch[i];
+    c->ids[i] = at;
+  }
+  c->len = len;
+  c->pid = r->pid;
+  c->valid = 1;
+  a->nodes.p[at].self += r->ticks;
+  a->nodes.p[at].tallies++;
+  a->samples++;
+}
+
+/* Keep the step if it is among the longest: replace the shortest kept. */
+static void add_step(spyS_agg *a, const spyH_sample *r) {
+  uint32_t cap = a->cfg->longest, slot = a->nsteps;
+  if (cap == 0) return;
+  if (a->nsteps == cap) {
+    slot = 0;
+    for (uint32_t i = 1; i < cap; i++)
+      if (a->steps[i].ticks < a->steps[slot].ticks) slot = i;
+    if (a->steps[slot].ticks >= r->ticks) return;
+  }
+  uint32_t len = build_path(a, r, 0);
+  uint32_t *frames = malloc((len + 1) * sizeof *frames);
+  uint32_t p = process(a, r->pid);
+  if (!frames || p == UINT32_MAX) {
+    free(frames);
+    a->lost++;
+    return;
+  }
+  for (uint32_t i = 0; i < len; i++) {
+    frames[i] = intern_frame(a, a->scratch[i].kind, a->scratch[i].key);
+    if (frames[i] == UINT32_MAX) {
+      free(frames);
+      a->lost++;
+      return;
+    }
+  }
+  step *s = &a->steps[slot];
+  if (slot < a->nsteps) free(s->frames);
+  else a->nsteps++;
+  *s = (step){.kind = r->kind == SPY_STEP_GC ? SPY_STEP_GC : SPY_STEP_PRIM,
+              .prim = r->kind == SPY_STEP_GC ? -1 : r->prim,
+              .nsizes = r->nsizes,
+              .ticks = r->ticks,
+              .process = p,
+              .nframes = len,
+              .frames = frames};
+  memcpy(s->size, r->size, sizeof s->size);
+  if (s->kind == SPY_STEP_PRIM && s->prim >= 0)
+    intern_frame(a, SPY_FRAME_PRIM, (uint64_t)s->prim);
+}
+
+/* Exact region times, per nesting path. */
+static void add_region(spyS_agg *a, const spyH_region_rec *r) {
+  const int32_t *ids = (const int32_t *)(r + 1);
+  uint32_t at = UINT32_MAX;
+  for (uint32_t i = 0; i < r->n; i++) {
+    if (ids[i] < 0) continue;
+    uint32_t g = spyS_map_get(&a->region_map, (uint64_t)at + 1, (uint64_t)ids[i]);
+    if (g == UINT32_MAX) {
+      if (VEC_PUSH_ROOM(a->regions) != 0) goto oom;
+      g = (uint32_t)a->regions.n;
+      if (spyS_map_put(&a->region_map, (uint64_t)at + 1, (uint64_t)ids[i], g))
+        goto oom;
+      a->regions.p[a->regions.n++] = (region){ids[i], at, 0, 0, 0};
+    }
+    at = g;
+  }
+  if (at == UINT32_MAX) return;
+  region *g = &a->regions.p[at];
+  g->calls++;
+  g->ticks += r->ticks;
+  if (r->ticks > g->max) g->max = r->ticks;
+  return;
+oom:
+  a->lost++;
+}
+
+void spyS_agg_record(spyS_agg *a, spyS_cache *c, const spyH_rec *rec) {
+  switch (rec->type) {
+  case SPYH_REC_SAMPLE: add_sample(a, c, (const spyH_sample *)rec); break;
+  case SPYH_REC_STEP: add_step(a, (const spyH_sample *)rec); break;
+  case SPYH_REC_REGION: add_region(a, (const spyH_region_rec *)rec); break;
+  default: break;
+  }
+}
+
+/* The consumer's half of Algorithm R: the producer already kept the nth
+** call with probability k/n; a kept one replaces a uniform victim. */
+void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
+  const spyH_obs_rec *o = (const spyH_obs_rec *)rec;
+  uint32_t k = a->cfg->reservoir;
+  if (rec->type != SPYH_REC_OBS || o->prim >= a->cfg->max_prims || k == 0)
+    return;
+  reservoir *r = &a->res[o->prim];
+  if (!r->obs && !(r->obs = calloc(k, sizeof *r->obs))) {
+    a->lost++;
+    return;
+  }
+  if (o->nth > r->offered) r->offered = o->nth;
+  uint32_t at = r->n < k ? r->n++ : (uint32_t)(rand64(a) % k);
+  spy_obs *ob = &r->obs[at];
+  memcpy(ob->size, o->size, sizeof ob->size);
+  ob->ns = o->ticks;
+  ob->gc = o->gc;
+}
+
+/* ------------------------------------------------------------------------
+** Names
+** --------------------------------------------------------------------- */
+
+static void set_name(spyS_agg *a, int is_process, uint64_t key,
+                     const char *name) {
+  uint32_t i = spyS_map_get(&a->name_map, (uint64_t)is_process, key);
+  char *copy = strdup(name);
+  if (!copy) return;
+  if (i != UINT32_MAX) {
+    free(a->names.p[i]);
+    a->names.p[i] = copy;
+    return;
+  }
+  if (VEC_PUSH_ROOM(a->names) != 0 ||
+      spyS_map_put(&a->name_map, (uint64_t)is_process, key,
+                   (uint32_t)a->names.n) != 0) {
+    free(copy);
+    return;
+  }
+  a->names.p[a->names.n++] = copy;
+}
+
+void spyS_agg_names(spyS_agg *a, spyH_name *list) {
+  while (list) {
+    spyH_name *next = list->next;
+    set_name(a, list->is_process, list->key, list->name);
+    free(list);
+    list = next;
+  }
+}
+
+void spyS_agg_name_missing(spyS_agg *a, const spy_host *h) {
+  char buf[512];
+  if (h->name)
+    for (size_t i = 0; i < a->frames.n; i++) {
+      const frame *f = &a->frames.p[i];
+      if (f->kind != SPY_FRAME_METHOD ||
+          spyS_map_get(&a->name_map, 0, f->key) != UINT32_MAX)
+        continue;
+      buf[0] = '\0';
+      if (h->name(h->ud, f->key, buf, sizeof buf) == 0) {
+        buf[sizeof buf - 1] = '\0';
+        set_name(a, 0, f->key, buf);
+      }
+    }
+  if (h->process_name)
+    for (size_t i = 0; i < a->procs.n; i++) {
+      uint64_t pid = a->procs.p[i].pid;
+      if (spyS_map_get(&a->name_map, 1, pid) != UINT32_MAX) continue;
+      buf[0] = '\0';
+      if (h->process_name(h->ud, pid, buf, sizeof buf) == 0) {
+        buf[sizeof buf - 1] = '\0';
+        set_name(a, 1, pid, buf);
+      }
+    }
+}
+
+static const char *lookup_name(const spyS_agg *a, int is_process,
+                               uint64_t key) {
+  uint32_t i = spyS_map_get(&a->name_map, (uint64_t)is_process, key);
+  return i == UINT32_MAX ? NULL : a->names.p[i];
+}
+
+/* ------------------------------------------------------------------------
+** Building a profile
+** --------------------------------------------------------------------- */
+
+static const char *frame_name(const spyS_agg *a, spy_profile *p,
+                              const frame *f, spyS_namer namer, void *ud) {
+  char buf[64];
+  const char *s = NULL;
+  switch ((spy_frame_kind)f->kind) {
+  case SPY_FRAME_ROOT: s = "(root)"; break;
+  case SPY_FRAME_METHOD: s = lookup_name(a, 0, f->key); break;
+  case SPY_FRAME_PRIM:
+  case SPY_FRAME_REGION:
+  case SPY_FRAME_NATIVE: s = namer(ud, (spy_frame_kind)f->kind, f->key); break;
+  case SPY_FRAME_GC: s = "GC"; break;
+  case SPY_FRAME_CUT:
+    snprintf(buf, sizeof buf, "... %" PRIu64 " frames cut ...", f->key);
+    s = buf;
+    break;
+  }
+  if (!s) {
+    snprintf(buf, sizeof buf, "0x%" PRIx64, f->key);
+    s = buf;
+  }
+  return spyP_strdup(p, s);
+}
+
+/* Children sorted heaviest first, then by frame for a stable order. */
+static const spy_node *sort_nodes_;
+static int by_total(const void *x, const void *y) {
+  const spy_node *a = &sort_nodes_[*(const uint32_t *)x];
+  const spy_node *b = &sort_nodes_[*(const uint32_t *)y];
+  if (a->total_ns != b->total_ns) return a->total_ns < b->total_ns ? 1 : -1;
+  return a->frame < b->frame ? -1 : a->frame > b->frame;
+}
+
+static int link_children(spy_profile *p) {
+  size_t n = p->nnodes;
+  uint32_t *order = malloc((n + 1) * sizeof *order);
+  if (!order) return SPY_ENOMEM;
+  for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+  sort_nodes_ = p->nodes; /* only ever under the profiler's lock */
+  qsort(order, n, sizeof *order, by_total);
+  /* Prepend in reverse order so each list ends up heaviest first. */
+  for (size_t i = n; i-- > 0;) {
+    spy_node *nd = &p->nodes[order[i]];
+    if (nd->parent == SPY_NONE) continue;
+    nd->next_sibling = p->nodes[nd->parent].first_child;
+    p->nodes[nd->parent].first_child = order[i];
+  }
+  free(order);
+  return 0;
+}
+
+static int by_step(const void *x, const void *y) {
+  const spy_step *a = x, *b = y;
+  return a->ns < b->ns ? 1 : a->ns > b->ns ? -1 : 0;
+}
+
+int spyS_agg_build(const spyS_agg *a, spy_profile *p, spyS_namer namer,
+                   void *ud) {
+  p->nframes = a->frames.n;
+  p->frames = spyP_calloc(p, a->frames.n, sizeof *p->frames);
+  p->nnodes = a->nodes.n;
+  p->nodes = spyP_calloc(p, a->nodes.n, sizeof *p->nodes);
+  p->nprocesses = a->procs.n;
+  p->processes = spyP_calloc(p, a->procs.n, sizeof *p->processes);
+  p->nsteps = a->nsteps;
+  p->steps = spyP_calloc(p, a->nsteps, sizeof *p->steps);
+  p->nregions = a->regions.n;
+  p->regions = spyP_calloc(p, a->regions.n, sizeof *p->regions);
+  if (!p->frames || !p->nodes || !p->processes || !p->steps || !p->regions)
+    return SPY_ENOMEM;
+  for (size_t i = 0; i < a->frames.n; i++) {
+    const frame *f = &a->frames.p[i];
+    p->frames[i].kind = (spy_frame_kind)f->kind;
+    p->frames[i].key = f->key;
+    if (!(p->frames[i].name = frame_name(a, p, f, namer, ud)))
+      return SPY_ENOMEM;
+  }
+  /* Children are always created after their parents, so one backward pass
+  ** sums totals bottom-up. */
+  for (size_t i = 0; i < a->nodes.n; i++) {
+    const node *s = &a->nodes.p[i];
+    spy_node *d = &p->nodes[i];
+    d->frame = s->frame;
+    d->parent = s->parent == UINT32_MAX ? SPY_NONE : s->parent;
+    d->first_child = d->next_sibling = SPY_NONE;
+    d->self_ns = spyH_ticks_to_ns(s->self);
+    d->self_tallies = s->tallies;
+    d->total_ns += d->self_ns;
+    d->tallies += s->tallies;
+  }
+  for (size_t i = a->nodes.n; i-- > 0;) {
+    spy_node *d = &p->nodes[i];
+    if (d->parent == SPY_NONE) continue;
+    p->nodes[d->parent].total_ns += d->total_ns;
+    p->nodes[d->parent].tallies += d->tallies;
+  }
+  if (link_children(p) != 0) return SPY_ENOMEM;
+  for (size_t i = 0; i < a->procs.n; i++) {
+    const proc *s = &a->procs.p[i];
+    spy_process *d = &p->processes[i];
+    char buf[64];
+    const char *name = lookup_name(a, 1, s->pid);
+    if (!name) {
+      snprintf(buf, sizeof buf, "process %" PRIu64, s->pid);
+      name = buf;
+    }
+    d->pid = s->pid;
+    if (!(d->name = spyP_strdup(p, name))) return SPY_ENOMEM;
+    d->root = s->root;
+    d->total_ns = p->nodes[s->root].total_ns;
+    d->tallies = p->nodes[s->root].tallies;
+  }
+  for (uint32_t i = 0; i < a->nsteps; i++) {
+    const step *s = &a->steps[i];
+    spy_step *d = &p->steps[i];
+    d->kind = s->kind;
+    d->prim = s->prim >= 0 && (size_t)s->prim < p->nprims ? (uint32_t)s->prim
+                                                           : SPY_NONE;
+    d->nsizes = s->nsizes;
+    memcpy(d->size, s->size, sizeof d->size);
+    d->ns = spyH_ticks_to_ns(s->ticks);
+    d->process = s->process;
+    d->nframes = s->nframes;
+    d->frames = spyP_calloc(p, s->nframes, sizeof *d->frames);
+    if (!d->frames) return SPY_ENOMEM;
+    memcpy(d->frames, s->frames, s->nframes * sizeof *d->frames);
+  }
+  qsort(p->steps, p->nsteps, sizeof *p->steps, by_step);
+  for (size_t i = 0; i < a->regions.n; i++) {
+    const region *s = &a->regions.p[i];
+    spy_profile_region *d = &p->regions[i];
+    const char *name = namer(ud, SPY_FRAME_REGION, (uint64_t)s->id);
+    if (!(d->name = spyP_strdup(p, name ? name : "?"))) return SPY_ENOMEM;
+    d->parent = s->parent == UINT32_MAX ? SPY_NONE : s->parent;
+    d->calls = s->calls;
+    d->total_ns = spyH_ticks_to_ns(s->ticks);
+    d->max_ns = spyH_ticks_to_ns(s->max);
+  }
+  for (size_t i = 0; i < p->nprims && i < a->cfg->max_prims; i++) {
+    const reservoir *r = &a->res[i];
+    spy_profile_prim *d = &p->prims[i];
+    d->nobs = r->n;
+    d->obs_offered = r->offered;
+    d->obs = spyP_calloc(p, r->n, sizeof *d->obs);
+    if (!d->obs) return SPY_ENOMEM;
+    for (uint32_t j = 0; j < r->n; j++) {
+      d->obs[j] = r->obs[j];
+      d->obs[j].ns = spyH_ticks_to_ns(r->obs[j].ns);
+    }
+  }
+  return 0;
+}

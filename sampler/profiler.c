@@ -1,0 +1,437 @@
+/*
+** sampler/profiler.c: the public lifecycle: options, registration,
+** attach/detach, start/stop, snapshots.
+*/
+#include "config.h"
+
+#include "sampler/profiler.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "profile/profile.h"
+#include "vm-hooks/clock.h"
+
+#define RELAXED memory_order_relaxed
+
+/* ------------------------------------------------------------------------
+** Versions, errors, options
+** --------------------------------------------------------------------- */
+
+unsigned spy_version(void) { return SPY_VERSION_HEX; }
+const char *spy_version_string(void) { return SPY_VERSION_STRING; }
+
+const char *spy_strerror(int err) {
+  switch (err) {
+#define SPY_ERR_CASE_(name, code, msg) \
+  case code: return msg;
+    SPY_ERRORS(SPY_ERR_CASE_)
+#undef SPY_ERR_CASE_
+  case 0: return "success";
+  default: return "unknown error";
+  }
+}
+
+void spy_options_init(spy_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->interval_ns = 100000;
+  o->mode = SPY_MODE_POLL;
+  o->max_depth = 128;
+  o->ring_bytes = 4u << 20;
+  o->obs_ring_bytes = 1u << 20;
+  o->reservoir = 4096;
+  o->longest = 20;
+  o->max_prims = 1024;
+  o->max_regions = 256;
+  o->native_after_ns = 1000000;
+}
+
+static int pow2(size_t x) { return x && !(x & (x - 1)); }
+
+static int check_options(const spy_options *o) {
+  if (o->interval_ns < 1000 || o->interval_ns > 10000000000ull)
+    return SPY_EINVAL; /* 1 us .. 10 s */
+  if (o->mode != SPY_MODE_POLL && o->mode != SPY_MODE_TIMER) return SPY_EINVAL;
+  if (o->max_depth < 2 || o->max_depth > 60000) return SPY_EINVAL;
+  if (!pow2(o->ring_bytes) || o->ring_bytes < (64u << 10)) return SPY_EINVAL;
+  if (!pow2(o->obs_ring_bytes) || o->obs_ring_bytes < (64u << 10))
+    return SPY_EINVAL;
+  if (o->max_prims == 0 || o->max_prims > (1u << 20)) return SPY_EINVAL;
+  if (o->max_regions == 0 || o->max_regions > (1u << 20)) return SPY_EINVAL;
+  if (o->reservoir > (1u << 24) || o->longest > 100000) return SPY_EINVAL;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+** Create and free
+** --------------------------------------------------------------------- */
+
+int spy_profiler_new(spy_profiler **out, const spy_options *o) {
+  spy_options def;
+  if (!out) return SPY_EINVAL;
+  *out = NULL;
+  if (!o) {
+    spy_options_init(&def);
+    o = &def;
+  }
+  int rc = check_options(o);
+  if (rc) return rc;
+  spyH_clock_init(o->force_clock_gettime);
+  spy_profiler *p = calloc(1, sizeof *p);
+  if (!p) return SPY_ENOMEM;
+  p->opt = *o;
+  p->prims = calloc(o->max_prims, sizeof *p->prims);
+  p->prim_flags = calloc(o->max_prims, sizeof *p->prim_flags);
+  p->regions = calloc(o->max_regions, sizeof *p->regions);
+  p->dead = calloc(o->max_prims, sizeof *p->dead);
+  spyH_cfg *c = &p->cfg;
+  c->interval = spyH_ns_to_ticks(o->interval_ns);
+  if (c->interval == 0) c->interval = 1;
+  c->mode = o->mode;
+  c->leaf_cap = o->max_depth - o->max_depth / 2;
+  c->root_cap = o->max_depth / 2;
+  c->longest = o->longest;
+  c->reservoir = o->reservoir;
+  c->max_prims = o->max_prims;
+  c->prim_flags = p->prim_flags;
+  c->max_regions = o->max_regions;
+  atomic_init(&c->epoch, 0);
+  atomic_init(&c->origin, 0);
+  atomic_init(&p->running, 0);
+  if (!p->prims || !p->prim_flags || !p->regions || !p->dead ||
+      !(p->agg = spyS_agg_new(c))) {
+    spy_profiler_free(p);
+    return SPY_ENOMEM;
+  }
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->cond, NULL);
+  *out = p;
+  return 0;
+}
+
+int spy_profiler_free(spy_profiler *p) {
+  if (!p) return 0;
+  if (p->agg) { /* fully constructed */
+    pthread_mutex_lock(&p->lock);
+    if (p->vms) {
+      pthread_mutex_unlock(&p->lock);
+      return SPY_ESTATE;
+    }
+    atomic_store(&p->running, 0);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    if (p->have_thread) pthread_join(p->thread, NULL);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->cond);
+  }
+  if (p->prims)
+    for (uint32_t i = 0; i < p->cfg.nprims; i++) {
+      free(p->prims[i].name);
+      for (unsigned j = 0; j < 4; j++) free(p->prims[i].size_names[j]);
+    }
+  if (p->regions)
+    for (uint32_t i = 0; i < p->nregions; i++) free(p->regions[i]);
+  free(p->prims);
+  free(p->prim_flags);
+  free(p->regions);
+  free(p->dead);
+  spyS_agg_free(p->agg);
+  free(p);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+** Registration
+** --------------------------------------------------------------------- */
+
+/* Split "a,b" into at most 4 trimmed names. */
+static int parse_sizes(const char *sizes, spyS_prim *pr) {
+  pr->nsizes = 0;
+  if (!sizes) return 0;
+  const char *s = sizes;
+  while (*s) {
+    while (*s == ' ') s++;
+    const char *e = s;
+    while (*e && *e != ',') e++;
+    const char *t = e;
+    while (t > s && t[-1] == ' ') t--;
+    if (t == s || pr->nsizes == 4) return SPY_EINVAL;
+    if (!(pr->size_names[pr->nsizes] = strndup(s, (size_t)(t - s))))
+      return SPY_ENOMEM;
+    pr->nsizes++;
+    s = *e ? e + 1 : e;
+    if (*e && !*s) return SPY_EINVAL; /* trailing comma */
+  }
+  return 0;
+}
+
+int spy_prim_register(spy_profiler *p, const char *name, const char *sizes,
+                      unsigned flags) {
+  if (!p || !name || !*name || (flags & ~SPY_PRIM_COST)) return SPY_EINVAL;
+  if (atomic_load(&p->running)) return SPY_ESTATE;
+  for (uint32_t i = 0; i < p->cfg.nprims; i++)
+    if (strcmp(p->prims[i].name, name) == 0) return (int)i;
+  if (p->cfg.nprims >= p->cfg.max_prims) return SPY_EFULL;
+  spyS_prim pr = {0};
+  int rc = parse_sizes(sizes, &pr);
+  if (rc == 0 && !(pr.name = strdup(name))) rc = SPY_ENOMEM;
+  if (rc) {
+    for (unsigned j = 0; j < 4; j++) free(pr.size_names[j]);
+    return rc;
+  }
+  uint32_t id = p->cfg.nprims;
+  p->prims[id] = pr;
+  p->prim_flags[id] = flags;
+  p->cfg.nprims = id + 1;
+  return (int)id;
+}
+
+int spy_region_register(spy_profiler *p, const char *name) {
+  if (!p || !name || !*name) return SPY_EINVAL;
+  if (atomic_load(&p->running)) return SPY_ESTATE;
+  for (uint32_t i = 0; i < p->nregions; i++)
+    if (strcmp(p->regions[i], name) == 0) return (int)i;
+  if (p->nregions >= p->opt.max_regions) return SPY_EFULL;
+  if (!(p->regions[p->nregions] = strdup(name))) return SPY_ENOMEM;
+  return (int)p->nregions++;
+}
+
+/* ------------------------------------------------------------------------
+** Attach and detach
+** --------------------------------------------------------------------- */
+
+int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
+  if (!p || !host || !host->walk || !out) return SPY_EINVAL;
+  *out = NULL;
+  pthread_t self = pthread_self();
+  pthread_mutex_lock(&p->lock);
+  for (spy_vm *v = p->vms; v; v = v->next)
+    if (pthread_equal(v->thread, self)) {
+      pthread_mutex_unlock(&p->lock);
+      return SPY_EEXIST;
+    }
+  pthread_mutex_unlock(&p->lock);
+  spy_vm *v;
+  int rc = spyH_slot_new(&v, &p->cfg, &p->opt, host);
+  if (rc) return rc;
+  v->prof = p;
+  if (!(v->sampler_data = spyS_cache_new(&p->cfg))) {
+    spyH_slot_free(v);
+    return SPY_ENOMEM;
+  }
+  pthread_mutex_lock(&p->lock);
+  v->next = p->vms;
+  p->vms = v;
+  if (atomic_load(&p->running))
+    atomic_store_explicit(&v->hot.active, 1, memory_order_release);
+  pthread_mutex_unlock(&p->lock);
+  *out = v;
+  return 0;
+}
+
+int spy_detach(spy_vm *v) {
+  if (!v) return 0;
+  spy_profiler *p = v->prof;
+  if (!pthread_equal(v->thread, pthread_self())) return SPY_ESTATE;
+  pthread_mutex_lock(&p->lock);
+  if (atomic_load(&p->running)) spyH_settle(v, spyH_now());
+  atomic_store_explicit(&v->hot.active, 0, RELAXED);
+  spyS_drain_all(p);
+  spyS_agg_name_missing(p->agg, &v->host);
+  /* Keep the thread's exact totals. */
+  for (uint32_t i = 0; i < p->cfg.nprims; i++) {
+    spyS_dead *d = &p->dead[i];
+    uint64_t mx = atomic_load_explicit(&v->pstat[i].max, RELAXED);
+    d->calls += atomic_load_explicit(&v->pstat[i].calls, RELAXED);
+    d->ticks += atomic_load_explicit(&v->pstat[i].ticks, RELAXED);
+    if (mx > d->max) d->max = mx;
+  }
+  uint64_t gmax = atomic_load_explicit(&v->gc_max, RELAXED);
+  p->dead_gc_count += atomic_load_explicit(&v->gc_count, RELAXED);
+  p->dead_gc_ticks += atomic_load_explicit(&v->gc_ticks, RELAXED);
+  if (gmax > p->dead_gc_max) p->dead_gc_max = gmax;
+  p->dead_dropped += atomic_load_explicit(&v->dropped, RELAXED);
+  p->dead_obs_dropped += atomic_load_explicit(&v->obs_dropped, RELAXED);
+  p->dead_hook_ticks += atomic_load_explicit(&v->hook_ticks, RELAXED);
+  spy_vm **pp = &p->vms;
+  while (*pp != v) pp = &(*pp)->next;
+  *pp = v->next;
+  pthread_mutex_unlock(&p->lock);
+  spyS_cache_free(v->sampler_data);
+  spyH_slot_free(v);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+** Start and stop
+** --------------------------------------------------------------------- */
+
+int spy_running(const spy_profiler *p) {
+  return p ? atomic_load(&((spy_profiler *)p)->running) : 0;
+}
+
+int spy_start(spy_profiler *p) {
+  if (!p) return SPY_EINVAL;
+  pthread_mutex_lock(&p->lock);
+  if (atomic_load(&p->running)) {
+    pthread_mutex_unlock(&p->lock);
+    return SPY_ESTATE;
+  }
+  if (!p->have_thread) {
+    if (pthread_create(&p->thread, NULL, spyS_thread_main, p) != 0) {
+      pthread_mutex_unlock(&p->lock);
+      return SPY_ETHREAD;
+    }
+    p->have_thread = 1;
+  }
+  uint64_t now = spyH_now();
+  if (p->start_unix_ns == 0) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    p->start_unix_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  }
+  /* The origin is published before the epoch that makes threads read it. */
+  atomic_store_explicit(&p->cfg.origin, now, RELAXED);
+  atomic_fetch_add_explicit(&p->cfg.epoch, 1, memory_order_release);
+  for (spy_vm *v = p->vms; v; v = v->next) {
+    atomic_store_explicit(&v->hot.active, 1, memory_order_release);
+    atomic_store_explicit(&v->hot.countdown, 0, RELAXED);
+  }
+  p->run_start = now;
+  atomic_store(&p->running, 1);
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+  return 0;
+}
+
+int spy_stop(spy_profiler *p) {
+  if (!p) return SPY_EINVAL;
+  pthread_mutex_lock(&p->lock);
+  if (!atomic_load(&p->running)) {
+    pthread_mutex_unlock(&p->lock);
+    return SPY_ESTATE;
+  }
+  uint64_t now = spyH_now();
+  atomic_store(&p->running, 0);
+  pthread_t self = pthread_self();
+  for (spy_vm *v = p->vms; v; v = v->next) {
+    atomic_store_explicit(&v->hot.active, 0, RELAXED);
+    if (pthread_equal(v->thread, self)) {
+      spyH_settle(v, now);
+    } else {
+      /* Its own thread charges the rest at its next slow path. */
+      atomic_store_explicit(&v->final_at, now, RELAXED);
+      atomic_store_explicit(&v->hot.countdown, 0, RELAXED);
+    }
+  }
+  p->wall_ticks += now - p->run_start;
+  spyS_drain_all(p);
+  for (spy_vm *v = p->vms; v; v = v->next)
+    if (pthread_equal(v->thread, self))
+      spyS_agg_name_missing(p->agg, &v->host);
+  pthread_mutex_unlock(&p->lock);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+** Snapshots
+** --------------------------------------------------------------------- */
+
+static const char *namer(void *ud, spy_frame_kind kind, uint64_t key) {
+  spy_profiler *p = ud;
+  if (kind == SPY_FRAME_PRIM && key < p->cfg.nprims) return p->prims[key].name;
+  if (kind == SPY_FRAME_REGION && key < p->nregions) return p->regions[key];
+  return NULL;
+}
+
+int spy_counters_get(const spy_profiler *cp, spy_counters *out) {
+  if (!cp || !out) return SPY_EINVAL;
+  spy_profiler *p = (spy_profiler *)cp;
+  pthread_mutex_lock(&p->lock);
+  out->samples = spyS_agg_samples(p->agg);
+  out->dropped = p->dead_dropped;
+  out->obs_dropped = p->dead_obs_dropped;
+  for (spy_vm *v = p->vms; v; v = v->next) {
+    out->dropped += atomic_load_explicit(&v->dropped, RELAXED);
+    out->obs_dropped += atomic_load_explicit(&v->obs_dropped, RELAXED);
+  }
+  out->drains = p->drains;
+  pthread_mutex_unlock(&p->lock);
+  return 0;
+}
+
+/* Copy the registry and the exact totals (live threads plus detached). */
+static int build_prims(spy_profiler *p, spy_profile *pr) {
+  uint32_t n = p->cfg.nprims;
+  pr->nprims = n;
+  pr->prims = spyP_calloc(pr, n, sizeof *pr->prims);
+  if (!pr->prims) return SPY_ENOMEM;
+  for (uint32_t i = 0; i < n; i++) {
+    spy_profile_prim *d = &pr->prims[i];
+    const spyS_prim *s = &p->prims[i];
+    if (!(d->name = spyP_strdup(pr, s->name))) return SPY_ENOMEM;
+    d->nsizes = s->nsizes;
+    for (unsigned j = 0; j < s->nsizes; j++)
+      if (!(d->size_names[j] = spyP_strdup(pr, s->size_names[j])))
+        return SPY_ENOMEM;
+    d->flags = p->prim_flags[i];
+    uint64_t calls = p->dead[i].calls, ticks = p->dead[i].ticks;
+    uint64_t mx = p->dead[i].max;
+    for (spy_vm *v = p->vms; v; v = v->next) {
+      uint64_t m = atomic_load_explicit(&v->pstat[i].max, RELAXED);
+      calls += atomic_load_explicit(&v->pstat[i].calls, RELAXED);
+      ticks += atomic_load_explicit(&v->pstat[i].ticks, RELAXED);
+      if (m > mx) mx = m;
+    }
+    d->calls = calls;
+    d->total_ns = spyH_ticks_to_ns(ticks);
+    d->max_ns = spyH_ticks_to_ns(mx);
+  }
+  return 0;
+}
+
+int spy_profile_take(spy_profiler *p, spy_profile **out) {
+  if (!p || !out) return SPY_EINVAL;
+  *out = NULL;
+  spy_profile *pr = spyP_new();
+  if (!pr) return SPY_ENOMEM;
+  pthread_mutex_lock(&p->lock);
+  spyS_drain_all(p);
+  uint64_t wall = p->wall_ticks;
+  if (atomic_load(&p->running)) wall += spyH_now() - p->run_start;
+  pr->mode = p->opt.mode;
+  pr->interval_ns = p->opt.interval_ns;
+  pr->wall_ns = spyH_ticks_to_ns(wall);
+  pr->tallies = spyS_agg_samples(p->agg);
+  pr->start_unix_ns = p->start_unix_ns;
+  pr->clock = spyH_clock.use_tsc ? "tsc" : "clock_gettime";
+  uint64_t gcn = p->dead_gc_count, gct = p->dead_gc_ticks;
+  uint64_t gcm = p->dead_gc_max, hook = p->dead_hook_ticks;
+  pr->dropped = p->dead_dropped;
+  pr->obs_dropped = p->dead_obs_dropped;
+  for (spy_vm *v = p->vms; v; v = v->next) {
+    uint64_t m = atomic_load_explicit(&v->gc_max, RELAXED);
+    gcn += atomic_load_explicit(&v->gc_count, RELAXED);
+    gct += atomic_load_explicit(&v->gc_ticks, RELAXED);
+    if (m > gcm) gcm = m;
+    hook += atomic_load_explicit(&v->hook_ticks, RELAXED);
+    pr->dropped += atomic_load_explicit(&v->dropped, RELAXED);
+    pr->obs_dropped += atomic_load_explicit(&v->obs_dropped, RELAXED);
+  }
+  pr->gc.count = gcn;
+  pr->gc.total_ns = spyH_ticks_to_ns(gct);
+  pr->gc.max_ns = spyH_ticks_to_ns(gcm);
+  pr->hook_ns = spyH_ticks_to_ns(hook);
+  int rc = build_prims(p, pr);
+  if (rc == 0) rc = spyS_agg_build(p->agg, pr, namer, p);
+  pthread_mutex_unlock(&p->lock);
+  if (rc) {
+    spy_profile_free(pr);
+    return rc;
+  }
+  *out = pr;
+  return 0;
+}

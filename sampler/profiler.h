@@ -1,0 +1,56 @@
+/*
+** sampler/profiler.h: struct spy_profiler (internal, spyS_).
+*/
+#ifndef SPY_PROFILER_H
+#define SPY_PROFILER_H
+
+#include <pthread.h>
+#include <spyon/profile.h>
+
+#include "sampler/agg.h"
+#include "vm-hooks/slot.h"
+
+/* A registered primitive. */
+typedef struct spyS_prim {
+  char *name;
+  unsigned nsizes;
+  char *size_names[4];
+} spyS_prim;
+
+/* Totals kept from threads that have detached. */
+typedef struct spyS_dead {
+  uint64_t calls, ticks, max;
+} spyS_dead;
+
+struct spy_profiler {
+  spy_options opt;
+  spyH_cfg cfg;
+  spyS_prim *prims;    /* [opt.max_prims] */
+  unsigned *prim_flags;/* [opt.max_prims], shared with the slots */
+  char **regions;      /* [opt.max_regions] */
+  uint32_t nregions;
+
+  pthread_mutex_t lock; /* the slot list, the aggregate, the fields below */
+  pthread_cond_t cond;
+  pthread_t thread;
+  int have_thread, quit;
+  atomic_int running;
+  spy_vm *vms;
+  spyS_agg *agg;
+  uint64_t run_start;   /* ticks at the current spy_start */
+  uint64_t wall_ticks;  /* sum of finished start..stop periods */
+  uint64_t start_unix_ns;
+  uint64_t drains;
+  spyS_dead *dead;      /* [opt.max_prims] */
+  uint64_t dead_gc_count, dead_gc_ticks, dead_gc_max;
+  uint64_t dead_dropped, dead_obs_dropped, dead_hook_ticks;
+};
+
+/* Drain every slot's rings and name queue into the aggregate. Called with
+** p->lock held, by the sampler thread or a controlling thread. */
+SPY_INTERNAL void spyS_drain_all(spy_profiler *p);
+
+/* The sampler thread's body (sampler/sampler.c). */
+SPY_INTERNAL void *spyS_thread_main(void *arg);
+
+#endif

@@ -1,0 +1,90 @@
+/*
+** vm-hooks/slot.c: allocating a slot, and the name queue.
+*/
+#include "config.h"
+
+#include "vm-hooks/slot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm-hooks/clock.h"
+
+int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
+                  const spy_host *host) {
+  spy_vm *v = calloc(1, sizeof *v);
+  if (!v) return SPY_ENOMEM;
+  v->cfg = cfg;
+  v->host = *host;
+  v->thread = pthread_self();
+  v->attached_at = spyH_now();
+  v->rng = 0x9e3779b97f4a7c15ull ^ (uintptr_t)v;
+  v->walk_buf = calloc((size_t)cfg->leaf_cap + cfg->root_cap + 1,
+                       sizeof(uint64_t));
+  v->pstat = calloc(cfg->max_prims, sizeof *v->pstat);
+  v->longest = calloc(cfg->longest + 1, sizeof(uint64_t));
+  int rc = SPY_ENOMEM;
+  if (v->walk_buf && v->pstat && v->longest &&
+      (rc = spyH_ring_init(&v->ring, o->ring_bytes)) == 0 &&
+      (rc = spyH_ring_init(&v->obs_ring, o->obs_ring_bytes)) == 0) {
+    *out = v;
+    return 0;
+  }
+  spyH_slot_free(v);
+  return rc;
+}
+
+void spyH_slot_free(spy_vm *v) {
+  if (!v) return;
+  spyH_name *n = spyH_take_names(v);
+  while (n) {
+    spyH_name *next = n->next;
+    free(n);
+    n = next;
+  }
+  spyH_ring_free(&v->ring);
+  spyH_ring_free(&v->obs_ring);
+  free(v->walk_buf);
+  free(v->pstat);
+  free(v->longest);
+  free(v);
+}
+
+/* Queue a name: a lock-free push, so the interpreter never waits for the
+** sampler. The sampler takes the whole list at once. */
+static int push_name(spy_vm *v, int is_process, uint64_t key,
+                     const char *name) {
+  if (!v || !name) return SPY_EINVAL;
+  size_t len = strlen(name);
+  spyH_name *n = malloc(sizeof *n + len + 1);
+  if (!n) return SPY_ENOMEM;
+  n->is_process = is_process;
+  n->key = key;
+  memcpy(n->name, name, len + 1);
+  n->next = atomic_load_explicit(&v->names, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(
+      &v->names, &n->next, n, memory_order_release, memory_order_relaxed)) {
+  }
+  return 0;
+}
+
+int spy_name(spy_vm *v, uint64_t key, const char *name) {
+  return push_name(v, 0, key, name);
+}
+
+int spy_process_name(spy_vm *v, uint64_t pid, const char *name) {
+  return push_name(v, 1, pid, name);
+}
+
+spyH_name *spyH_take_names(spy_vm *v) {
+  spyH_name *n = atomic_exchange_explicit(&v->names, NULL,
+                                          memory_order_acquire);
+  spyH_name *rev = NULL; /* pushed newest first: reverse to oldest first */
+  while (n) {
+    spyH_name *next = n->next;
+    n->next = rev;
+    rev = n;
+    n = next;
+  }
+  return rev;
+}

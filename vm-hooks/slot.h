@@ -1,0 +1,175 @@
+/*
+** vm-hooks/slot.h: one attached interpreter thread (struct spy_vm) and the
+** records it sends to the sampler (internal, spyH_).
+**
+** Ownership: every field below "interpreter thread only" is read and written
+** by the owning thread alone; the sampler sees the slot through the rings,
+** the atomics and, once the thread is quiescent (stopped or detached), the
+** statistics.
+*/
+#ifndef SPY_SLOT_H
+#define SPY_SLOT_H
+
+#include <pthread.h>
+#include <spyon/hooks.h>
+#include <stdatomic.h>
+
+#include "vm-hooks/ring.h"
+
+/* What the profiler shares with its slots. Written before spy_start and
+** read-only while running, except the atomics. */
+typedef struct spyH_cfg {
+  uint64_t interval;         /* ticks */
+  spy_mode mode;
+  uint32_t leaf_cap, root_cap;
+  uint32_t longest;          /* steps kept */
+  uint32_t reservoir;        /* cost observations kept per primitive */
+  uint32_t max_prims, nprims;
+  const unsigned *prim_flags;/* [max_prims], SPY_PRIM_* */
+  uint32_t max_regions;
+  atomic_uint_least64_t epoch;  /* bumped by every spy_start */
+  atomic_uint_least64_t origin; /* start of the current run, ticks */
+} spyH_cfg;
+
+/* Record types. */
+enum {
+  SPYH_REC_PAD = 0,
+  SPYH_REC_SAMPLE = 1, /* a tick (or several) charged to a state */
+  SPYH_REC_STEP = 2,   /* one long primitive call or GC pause */
+  SPYH_REC_REGION = 3, /* one region's exact time */
+  SPYH_REC_OBS = 4     /* one cost observation (obs ring) */
+};
+
+/* Where a region began: its id and how many frames the stack had then. */
+typedef struct spyH_regmark {
+  int32_t id;
+  uint32_t pad_;
+  uint64_t depth;
+} spyH_regmark;
+
+/* SAMPLE and STEP. Followed by nregions spyH_regmark, then nleaf + nroot
+** uint64 keys: the innermost nleaf frames innermost first, then the
+** root-most nroot frames in the same direction (the root last). When
+** depth > nleaf + nroot, frames between the two were cut. */
+typedef struct spyH_sample {
+  spyH_rec h;
+  uint64_t pid;
+  uint64_t ticks;    /* SAMPLE: weight; STEP: duration */
+  uint64_t depth;    /* frames the host pushed */
+  uint64_t size[4];  /* STEP: operand sizes */
+  int32_t prim;      /* innermost primitive, or -1 */
+  uint8_t gc;        /* 1: charged to GC */
+  uint8_t nsizes;    /* STEP */
+  uint8_t nregions;
+  uint8_t kind;      /* STEP: spy_step_kind */
+  uint16_t nleaf, nroot;
+  uint32_t pad_;
+} spyH_sample;
+
+/* REGION: followed by n int32 region ids, outermost first (the path). */
+typedef struct spyH_region_rec {
+  spyH_rec h;
+  uint64_t ticks;
+  uint32_t n;
+  uint32_t pad_;
+} spyH_region_rec;
+
+/* OBS: one primitive call offered to the reservoir. */
+typedef struct spyH_obs_rec {
+  spyH_rec h;
+  uint32_t prim;
+  uint32_t gc;
+  uint64_t ticks;
+  uint64_t nth;      /* this call was the nth offered by this thread */
+  uint64_t size[4];
+} spyH_obs_rec;
+
+/* A name queued for the sampler (spy_name / spy_process_name). */
+typedef struct spyH_name {
+  struct spyH_name *next;
+  int is_process;
+  uint64_t key;
+  char name[];
+} spyH_name;
+
+/* Exact per-primitive totals kept by the interpreter thread. Relaxed atomics
+** so that a snapshot taken while running is well defined. */
+typedef struct spyH_pstat {
+  atomic_uint_least64_t calls, ticks, max;
+} spyH_pstat;
+
+struct spy_vm {
+  spy_hot_ hot; /* first: the inline hooks read it */
+  spyH_cfg *cfg;
+  spy_host host;
+  pthread_t thread;
+  spy_vm *next;              /* the profiler's list (under its lock) */
+  void *sampler_data;        /* the sampler's per-thread state */
+  struct spy_profiler *prof;
+
+  spyH_ring ring;            /* samples, steps, regions */
+  spyH_ring obs_ring;        /* cost observations */
+  _Atomic(spyH_name *) names;
+  atomic_uint_least64_t final_at;     /* nonzero: charge up to this at the
+                                         next slow path (stopped elsewhere) */
+  atomic_uint_least64_t dropped, obs_dropped;
+  atomic_uint_least64_t hook_ticks;   /* time spent in slow paths */
+  atomic_uint_least64_t pid_pub;
+  atomic_int trap;           /* SPY_MODE_TIMER: the timer fired */
+  spyH_pstat *pstat;         /* [cfg->max_prims] */
+  atomic_uint_least64_t gc_count, gc_ticks, gc_max;
+
+  /* Interpreter thread only. */
+  uint64_t epoch;            /* cfg->epoch this state belongs to */
+  uint64_t last;             /* time charged up to */
+  uint64_t deadline;         /* next grid point */
+  uint64_t pid;
+  uint64_t attached_at;
+  int32_t cd_armed;          /* the countdown last set */
+  uint64_t cd_time;          /* when it was set */
+  uint64_t *walk_buf;        /* [leaf_cap + root_cap] */
+  uint64_t rng;              /* xorshift state for reservoir coin flips */
+  uint64_t gc_t0;
+  uint32_t gc_depth;
+  uint32_t nprim;            /* may exceed SPY_PRIM_NEST; deeper are ignored */
+  struct {
+    int32_t prim;
+    uint32_t nsizes;
+    uint32_t gc0;
+    uint64_t t0;
+    uint64_t size[4];
+  } prim[SPY_PRIM_NEST];
+  uint32_t nregion;          /* may exceed SPY_REGION_NEST */
+  struct {
+    int32_t id;
+    uint64_t t0;
+    uint64_t depth;
+  } region[SPY_REGION_NEST];
+  uint64_t *longest;         /* [cfg->longest]: this thread's longest steps
+                                so far, to skip stack walks for short ones */
+  uint64_t longest_min;      /* smallest kept once full, else 0 */
+  uint32_t nlongest;
+};
+
+/* Countdown values: while stopped (how soon a spy_start made by another
+** thread is noticed), and in timer mode (where the timer resets it to 0). */
+#define SPYH_IDLE_POLLS (1 << 16)
+#define SPYH_TIMER_POLLS (1 << 20)
+
+/* Allocate a slot for the calling thread (rings sized from o). */
+SPY_INTERNAL int spyH_slot_new(spy_vm **out, spyH_cfg *cfg,
+                               const spy_options *o, const spy_host *host);
+SPY_INTERNAL void spyH_slot_free(spy_vm *v);
+
+/* Charge the time since the last sample up to `until` to the current state,
+** as one final sample (spy_stop, spy_detach). Interpreter thread only. */
+SPY_INTERNAL void spyH_final(spy_vm *v, uint64_t until);
+
+/* The same from outside the hooks (spy_stop on the owning thread, or a
+** stop made elsewhere): first adopt the current run's state if needed. */
+SPY_INTERNAL void spyH_settle(spy_vm *v, uint64_t until);
+
+/* Take the queued names (oldest first); the caller frees the list. */
+SPY_INTERNAL spyH_name *spyH_take_names(spy_vm *v);
+
+#endif
