@@ -107,10 +107,6 @@ typedef struct spy_options {
   unsigned longest;        /* longest single steps kept; default 20 */
   unsigned max_prims;      /* primitive ids available; default 1024 */
   unsigned max_regions;    /* region ids available; default 256 */
-  int native_stacks;       /* 1: unwind native frames (libunwind, SIGPROF)
-                              inside primitives that run longer than
-                              native_after_ns; default 0 */
-  uint64_t native_after_ns;/* default 1000000 (1 ms) */
   int force_clock_gettime; /* 1: do not use the TSC; default 0 */
 } spy_options;
 
@@ -182,6 +178,12 @@ SPY_API int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out);
 ** remaining data to the profiler and frees the handle. Call from the
 ** interpreter thread. NULL is a no-op returning 0. */
 SPY_API int spy_detach(spy_vm *v);
+
+/* A shared stand-in handle on which every hook does nothing, for
+** interpreter threads that are not attached: hooks then need no NULL test.
+** Any thread may use it; never detach it. Its hooks cost the same as on a
+** stopped profiler's handle. */
+SPY_API spy_vm *spy_vm_stopped(void);
 
 /* Name a frame key (copied). Interpreter thread only; never blocks: the name
 ** is queued for the sampler. Returns 0, SPY_EINVAL, SPY_ENOMEM. Naming a key

@@ -45,7 +45,6 @@ void spy_options_init(spy_options *o) {
   o->longest = 20;
   o->max_prims = 1024;
   o->max_regions = 256;
-  o->native_after_ns = 1000000;
 }
 
 static int pow2(size_t x) { return x && !(x & (x - 1)); }
@@ -89,6 +88,7 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   spyH_cfg *c = &p->cfg;
   c->interval = spyH_ns_to_ticks(o->interval_ns);
   if (c->interval == 0) c->interval = 1;
+  c->near = spyH_ns_to_ticks(2000);
   c->mode = o->mode;
   c->leaf_cap = o->max_depth - o->max_depth / 2;
   c->root_cap = o->max_depth / 2;
@@ -427,6 +427,11 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   pr->hook_ns = spyH_ticks_to_ns(hook);
   int rc = build_prims(p, pr);
   if (rc == 0) rc = spyS_agg_build(p->agg, pr, namer, p);
+  /* Every call of a cost-recording primitive was offered to its reservoir;
+  ** the exact count is the call count. */
+  for (size_t i = 0; rc == 0 && i < pr->nprims; i++)
+    pr->prims[i].obs_offered =
+        pr->prims[i].flags & SPY_PRIM_COST ? pr->prims[i].calls : 0;
   pthread_mutex_unlock(&p->lock);
   if (rc) {
     spy_profile_free(pr);

@@ -10,6 +10,8 @@
 ** "ok"/"FAIL" per test and ends with the line "N passed, N failed".
 ** The exit status is 0 only when nothing failed.
 */
+#include "config.h"
+
 #include "tests/test.h"
 
 #include <errno.h>

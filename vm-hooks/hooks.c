@@ -141,6 +141,7 @@ static void sync_epoch(spy_vm *v) {
   uint64_t origin = ld(&c->origin);
   v->last = origin > v->attached_at ? origin : v->attached_at;
   v->deadline = origin + ((v->last - origin) / c->interval + 1) * c->interval;
+  st(&v->deadline_pub, v->deadline);
   v->nprim = 0;
   v->gc_depth = 0;
   v->nregion = 0;
@@ -155,10 +156,12 @@ static uint64_t due(spy_vm *v, uint64_t now) {
   uint64_t w = grid - v->last;
   v->last = grid;
   v->deadline = grid + iv;
+  st(&v->deadline_pub, v->deadline);
   return w;
 }
 
-/* Entry to every slow path: settle a stop made by another thread, start a
+/* Entry to every slow path (never reached for the stopped stand-in, which
+** is never active): settle a stop made by another thread, start a
 ** new run's state. Returns 0 when the hook has nothing to do. */
 static int enter(spy_vm *v) {
   uint64_t fin = ld(&v->final_at);
@@ -186,26 +189,47 @@ void spyH_final(spy_vm *v, uint64_t until) {
 ** The hooks
 ** --------------------------------------------------------------------- */
 
-/* Set the countdown so that the next clock check comes about a quarter
-** interval from now (or at the deadline if sooner), from the poll rate seen
-** since the last one. Halving/doubling limits keep one odd stretch (a long
-** primitive between two polls) from throwing the rate off. */
+/* Set the countdown so that the next clock check comes just after the next
+** deadline, from the thread's poll rate. Far from the deadline it aims at
+** 7/8 of the way (a poll rate that drops cannot make it overshoot much);
+** within a couple of microseconds it aims at the deadline itself. So a
+** sample is taken within about a poll of its grid point and is charged to
+** what really ran then, not to what runs a little later. Transitions that
+** read the clock anyway (primitive end, GC end, switch) re-arm too: a
+** primitive eats time without polls, and a countdown armed before it would
+** otherwise expire late by the primitive's length. */
+static void arm(spy_vm *v, uint64_t now) {
+  uint64_t rem = v->deadline > now ? v->deadline - now : 0;
+  uint64_t want = rem > v->cfg->near ? rem - rem / 8 : rem;
+  double n = v->rate * (double)want;
+  int32_t c = n < 1 ? 1 : n > SPYH_TIMER_POLLS ? SPYH_TIMER_POLLS : (int32_t)n;
+  v->cd_armed = c;
+  v->cd_time = now;
+  atomic_store_explicit(&v->hot.countdown, c, RELAXED);
+}
+
+/* The countdown expired: learn the poll rate over the stretch since it was
+** armed (a stretch of a few polls is noisy: average it in), then re-arm. */
 static void rearm(spy_vm *v, uint64_t now) {
   uint64_t polls = (uint64_t)v->cd_armed + 1;
   uint64_t dt = now - v->cd_time;
-  uint64_t want = v->cfg->interval / 4;
-  if (v->deadline > now && v->deadline - now < want) want = v->deadline - now;
-  uint64_t n = dt ? polls * want / dt : polls * 2;
-  if (n > polls * 2) n = polls * 2;
-  if (n < polls / 2) n = polls / 2;
-  if (n < 8) n = 8;
-  if (n > SPYH_TIMER_POLLS) n = SPYH_TIMER_POLLS;
-  v->cd_armed = (int32_t)n;
-  v->cd_time = now;
-  atomic_store_explicit(&v->hot.countdown, (int)n, RELAXED);
+  if (dt) {
+    double r = (double)polls / (double)dt;
+    v->rate = v->rate == 0 || polls >= 64 ? r : (v->rate + r) / 2;
+  }
+  arm(v, now);
+}
+
+/* After a transition in poll mode: re-arm from the known rate. */
+static inline void rearm_after(spy_vm *v, uint64_t now) {
+  if (poll_mode(v) && v->rate > 0) arm(v, now);
 }
 
 void spy_poll_slow_(spy_vm *v) {
+  if (spyH_is_stopped_vm(v)) {
+    atomic_store_explicit(&v->hot.countdown, INT32_MAX / 2, RELAXED);
+    return;
+  }
   uint64_t t0 = spyH_now();
   if (!enter(v)) {
     atomic_store_explicit(&v->hot.countdown, SPYH_IDLE_POLLS, RELAXED);
@@ -298,6 +322,7 @@ void spy_prim_end_slow_(spy_vm *v) {
                 (uint32_t)ld(&v->gc_count) - e->gc0, e->nsizes, e->size);
     maybe_step(v, SPY_STEP_PRIM, e->prim, dur, e->nsizes, e->size);
   }
+  rearm_after(v, t0);
   add(&v->hook_ticks, spyH_now() - t0);
 }
 
@@ -316,6 +341,7 @@ void spy_process_switch_slow_(spy_vm *v, uint64_t pid) {
       if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
     }
     v->nprim = 0;
+    rearm_after(v, t0);
     add(&v->hook_ticks, spyH_now() - t0);
   }
   spy_process_set_(v, pid);
@@ -348,6 +374,7 @@ void spy_gc_end_slow_(spy_vm *v) {
     if (dur > ld(&v->gc_max)) st(&v->gc_max, dur);
     maybe_step(v, SPY_STEP_GC, -1, dur, 0, NULL);
   }
+  rearm_after(v, t0);
   add(&v->hook_ticks, spyH_now() - t0);
 }
 

@@ -10,6 +10,14 @@
 
 #include "vm-hooks/clock.h"
 
+/* The stand-in: never active, so only spy_poll ever reaches its slow path,
+** which sees it by address and only re-arms its countdown (an atomic). */
+static struct spy_vm stopped_vm;
+
+spy_vm *spy_vm_stopped(void) { return &stopped_vm; }
+
+int spyH_is_stopped_vm(const spy_vm *v) { return v == &stopped_vm; }
+
 int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
                   const spy_host *host) {
   spy_vm *v = calloc(1, sizeof *v);

@@ -20,6 +20,7 @@
 ** read-only while running, except the atomics. */
 typedef struct spyH_cfg {
   uint64_t interval;         /* ticks */
+  uint64_t near;             /* ticks: "close to the deadline" (2 us) */
   spy_mode mode;
   uint32_t leaf_cap, root_cap;
   uint32_t longest;          /* steps kept */
@@ -110,6 +111,7 @@ struct spy_vm {
   spyH_ring ring;            /* samples, steps, regions */
   spyH_ring obs_ring;        /* cost observations */
   _Atomic(spyH_name *) names;
+  atomic_uint_least64_t deadline_pub; /* deadline, for the watchdog */
   atomic_uint_least64_t final_at;     /* nonzero: charge up to this at the
                                          next slow path (stopped elsewhere) */
   atomic_uint_least64_t dropped, obs_dropped;
@@ -127,6 +129,7 @@ struct spy_vm {
   uint64_t attached_at;
   int32_t cd_armed;          /* the countdown last set */
   uint64_t cd_time;          /* when it was set */
+  double rate;               /* polls per tick, measured */
   uint64_t *walk_buf;        /* [leaf_cap + root_cap] */
   uint64_t rng;              /* xorshift state for reservoir coin flips */
   uint64_t gc_t0;
@@ -155,6 +158,9 @@ struct spy_vm {
 ** thread is noticed), and in timer mode (where the timer resets it to 0). */
 #define SPYH_IDLE_POLLS (1 << 16)
 #define SPYH_TIMER_POLLS (1 << 20)
+
+/* Whether v is the spy_vm_stopped() stand-in. */
+SPY_INTERNAL int spyH_is_stopped_vm(const spy_vm *v);
 
 /* Allocate a slot for the calling thread (rings sized from o). */
 SPY_INTERNAL int spyH_slot_new(spy_vm **out, spyH_cfg *cfg,
