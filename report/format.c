@@ -1,0 +1,258 @@
+/*
+** report/format.c: strings, numbers and labels shared by the report writers.
+*/
+#include "config.h"
+
+#include "report/format.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+** Growable string
+** --------------------------------------------------------------------- */
+
+void spyR_buf_free(spyR_buf *b) {
+  free(b->s);
+  b->s = NULL;
+  b->len = b->cap = 0;
+  b->oom = 0;
+}
+
+void spyR_buf_clear(spyR_buf *b) {
+  b->len = 0;
+  if (b->s) b->s[0] = '\0';
+}
+
+/* Make room for n more bytes plus the NUL; doubling keeps appends linear. */
+static int reserve(spyR_buf *b, size_t n) {
+  if (b->oom) return 0;
+  if (n > SIZE_MAX / 2 - b->len - 1) {
+    b->oom = 1;
+    return 0;
+  }
+  size_t need = b->len + n + 1;
+  if (need <= b->cap) return 1;
+  size_t cap = b->cap ? b->cap : 64;
+  while (cap < need) cap *= 2;
+  char *s = realloc(b->s, cap);
+  if (!s) {
+    b->oom = 1;
+    return 0;
+  }
+  b->s = s;
+  b->cap = cap;
+  return 1;
+}
+
+void spyR_buf_add(spyR_buf *b, const char *s, size_t n) {
+  if (!reserve(b, n)) return;
+  if (n) memcpy(b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = '\0';
+}
+
+void spyR_buf_puts(spyR_buf *b, const char *s) {
+  spyR_buf_add(b, s, strlen(s));
+}
+
+void spyR_buf_printf(spyR_buf *b, const char *fmt, ...) {
+  char small[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    b->oom = 1;
+    return;
+  }
+  if ((size_t)n < sizeof small) {
+    spyR_buf_add(b, small, (size_t)n);
+    return;
+  }
+  if (!reserve(b, (size_t)n)) return;
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+const char *spyR_buf_str(const spyR_buf *b) {
+  return b->s ? b->s : "";
+}
+
+/* ------------------------------------------------------------------------
+** Numbers
+** --------------------------------------------------------------------- */
+
+char *spyR_fmt_group(char *out, uint64_t v) {
+  char digits[24];
+  int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
+  int o = 0;
+  for (int i = 0; i < n; i++) {
+    if (i > 0 && (n - i) % 3 == 0) out[o++] = ',';
+    out[o++] = digits[i];
+  }
+  out[o] = '\0';
+  return out;
+}
+
+/* Round to `decimals` first, then split, so that 999.96 with one decimal
+** reads "1,000.0" rather than "999.10". */
+char *spyR_fmt_fixed(char *out, double v, int decimals) {
+  if (decimals < 0) decimals = 0;
+  if (decimals > 9) decimals = 9;
+  if (!isfinite(v) || fabs(v) >= 1e18) {
+    snprintf(out, 48, "%.*f", decimals, v);
+    return out;
+  }
+  uint64_t scale = 1;
+  for (int i = 0; i < decimals; i++) scale *= 10;
+  int neg = v < 0;
+  double r = floor(fabs(v) * (double)scale + 0.5);
+  if (r >= 1.8e19) {
+    snprintf(out, 48, "%.*f", decimals, v);
+    return out;
+  }
+  uint64_t units = (uint64_t)r;
+  char ip[32];
+  spyR_fmt_group(ip, units / scale);
+  if (neg && units == 0) neg = 0; /* no "-0.00" */
+  if (decimals)
+    snprintf(out, 48, "%s%s.%0*u", neg ? "-" : "", ip, decimals,
+             (unsigned)(units % scale));
+  else
+    snprintf(out, 48, "%s%s", neg ? "-" : "", ip);
+  return out;
+}
+
+uint64_t spyR_ms(uint64_t ns) {
+  return ns / 1000000 + (ns % 1000000 >= 500000);
+}
+
+uint64_t spyR_base_ns(const spy_profile *p) {
+  if (p->wall_ns) return p->wall_ns;
+  uint64_t sum = 0;
+  for (size_t i = 0; i < p->nprocesses; i++) sum += p->processes[i].total_ns;
+  return sum;
+}
+
+double spyR_pct(uint64_t ns, uint64_t base) {
+  return base ? 100.0 * (double)ns / (double)base : 0.0;
+}
+
+/* ------------------------------------------------------------------------
+** Labels and columns
+** --------------------------------------------------------------------- */
+
+void spyR_label(spyR_buf *b, const spy_profile *p, uint32_t frame) {
+  if (frame >= p->nframes) {
+    spyR_buf_puts(b, "?");
+    return;
+  }
+  const spy_frame *fr = &p->frames[frame];
+  const char *name = fr->name ? fr->name : "";
+  switch (fr->kind) {
+  case SPY_FRAME_GC:
+    spyR_buf_puts(b, "GC");
+    break;
+  case SPY_FRAME_REGION:
+    spyR_buf_printf(b, "[region] %s", name);
+    break;
+  case SPY_FRAME_NATIVE:
+    spyR_buf_printf(b, "[native] %s", name);
+    break;
+  case SPY_FRAME_CUT:
+    if (fr->key) {
+      char n[32];
+      spyR_buf_printf(b, "... %s frame%s cut ...", spyR_fmt_group(n, fr->key),
+                      fr->key == 1 ? "" : "s");
+    } else {
+      spyR_buf_puts(b, "... frames cut ...");
+    }
+    break;
+  default:
+    spyR_buf_puts(b, name);
+    break;
+  }
+}
+
+size_t spyR_columns(const char *s, size_t n) {
+  size_t cols = 0;
+  for (size_t i = 0; i < n; i++)
+    if (((unsigned char)s[i] & 0xC0) != 0x80) cols++;
+  return cols;
+}
+
+void spyR_truncate(spyR_buf *b, size_t cols) {
+  if (!cols || b->oom || !b->s || spyR_columns(b->s, b->len) <= cols) return;
+  size_t keep = cols >= 4 ? cols - 3 : cols;
+  size_t i = 0, c = 0;
+  while (i < b->len) {
+    if (((unsigned char)b->s[i] & 0xC0) != 0x80) {
+      if (c == keep) break;
+      c++;
+    }
+    i++;
+  }
+  b->len = i;
+  b->s[i] = '\0';
+  if (cols >= 4) spyR_buf_puts(b, "...");
+}
+
+/* ------------------------------------------------------------------------
+** JSON strings
+** --------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there
+** are not one (stray continuation, overlong form, surrogate, > U+10FFFF). */
+static size_t utf8_len(const unsigned char *s) {
+  unsigned c = s[0];
+  if (c < 0x80) return 1;
+  size_t n;
+  uint32_t cp, min;
+  if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F, min = 0x80;
+  else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F, min = 0x800;
+  else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07, min = 0x10000;
+  else return 0;
+  for (size_t i = 1; i < n; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0; /* also stops at the NUL */
+    cp = (cp << 6) | (s[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+void spyR_json_str(spyR_buf *b, const char *s) {
+  const unsigned char *u = (const unsigned char *)(s ? s : "");
+  spyR_buf_add(b, "\"", 1);
+  while (*u) {
+    unsigned c = *u;
+    if (c == '"' || c == '\\') {
+      char e[2] = {'\\', (char)c};
+      spyR_buf_add(b, e, 2);
+      u++;
+    } else if (c < 0x20) {
+      switch (c) {
+      case '\n': spyR_buf_puts(b, "\\n"); break;
+      case '\t': spyR_buf_puts(b, "\\t"); break;
+      case '\r': spyR_buf_puts(b, "\\r"); break;
+      default: spyR_buf_printf(b, "\\u%04x", c); break;
+      }
+      u++;
+    } else {
+      size_t n = utf8_len(u);
+      if (n == 0) {
+        spyR_buf_puts(b, "\xEF\xBF\xBD"); /* U+FFFD */
+        u++;
+      } else {
+        spyR_buf_add(b, (const char *)u, n);
+        u += n;
+      }
+    }
+  }
+  spyR_buf_add(b, "\"", 1);
+}

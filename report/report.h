@@ -1,0 +1,61 @@
+/*
+** report/report.h: what the report module offers the CLI besides
+** spy_report_text (declared in <spyon.h>). Internal (spyR_) until the lead
+** moves these into a public header.
+**
+** Every writer only reads the profile, writes to f and returns 0, SPY_EINVAL
+** (NULL argument), SPY_ENOMEM, SPY_EFORMAT (nodes that do not form a tree)
+** or SPY_EIO (f reported a write error; checked after a final fflush). None
+** prints anything anywhere else. Thread safety: any number of writers may
+** read one profile at once.
+*/
+#ifndef SPY_REPORT_H
+#define SPY_REPORT_H
+
+#include <stdio.h>
+
+#include <spyon/profile.h>
+
+/* ------------------------------------------------------------------------
+** Folded stacks (Brendan Gregg's format, for flamegraph.pl, inferno,
+** speedscope's importer)
+** --------------------------------------------------------------------- */
+
+typedef enum spyR_weight {
+  SPYR_WEIGHT_US = 0,     /* self time in microseconds, rounded */
+  SPYR_WEIGHT_TALLIES = 1 /* self samples */
+} spyR_weight;
+
+/* One line per node with self time: "PROCESS;frame;frame;...;leaf N",
+** frames root first, named by their report labels (spyR_label), processes
+** and their children in the text report's order (heaviest first). ';' and
+** control characters inside names become '_'. Lines whose N would be 0 are
+** left out. */
+SPY_INTERNAL int spyR_write_folded(const spy_profile *p, FILE *f,
+                                   spyR_weight weight);
+
+/* ------------------------------------------------------------------------
+** speedscope (https://www.speedscope.app/file-format-schema.json)
+** --------------------------------------------------------------------- */
+
+/* One "sampled" profile per process (every process, heaviest first), unit
+** "nanoseconds": one sample per node with self time, its stack root first,
+** its weight the node's self_ns. shared.frames[i] is p->frames[i] by its
+** label, so frame indices match the profile's. `name` is the document name
+** (NULL: the profile's command, or "spyon"). */
+SPY_INTERNAL int spyR_write_speedscope(const spy_profile *p, FILE *f,
+                                       const char *name);
+
+/* ------------------------------------------------------------------------
+** Profile diff
+** --------------------------------------------------------------------- */
+
+/* Compare the self time of frames (matched by kind and label, summed over
+** processes) between a (before) and b (after) as shares of each profile's
+** time; list the frames whose share changed most, largest change first,
+** leaving out frames under o->threshold_pct in both and listing at most
+** o->leaves lines (o NULL: defaults). */
+SPY_INTERNAL int spyR_write_diff(const spy_profile *a, const spy_profile *b,
+                                 FILE *f, const spy_report_options *o);
+
+#endif

@@ -1,0 +1,413 @@
+/*
+** report/text.c: the text report (spy_report_text), laid out like the
+** AndreasSystemProfiler report of seed 004: a header line with tallies and
+** msec, the tree per process with `|` guides, the leaves, then the sections
+** seed 004 lacked and seed 003 asked for: primitives, the longest single
+** steps, GC and the exact region timers. docs/report.md explains how to read
+** it; tests/data/report/ holds examples that the tests compare exactly.
+*/
+#include "config.h"
+
+#include <spyon.h>
+
+#include "report/format.h"
+#include "report/report.h"
+#include "report/walk.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* How many innermost frames of a step's stack are listed. */
+enum { STEP_FRAMES = 6 };
+
+void spy_report_options_init(spy_report_options *o) {
+  if (!o) return;
+  o->threshold_pct = 0.5;
+  o->leaves = 40;
+  o->longest = 10;
+  o->sections = SPY_REPORT_ALL;
+  o->width = 0;
+}
+
+/* Everything a section writer needs. */
+typedef struct ctx {
+  const spy_profile *p;
+  const spy_report_options *o;
+  FILE *f;
+  uint64_t base;  /* what percentages are shares of */
+  spyR_buf lab;   /* scratch for labels */
+  size_t rows;    /* tree rows written for the current process */
+} ctx;
+
+/* The label of a frame cut to the report's name width, in c->lab. */
+static const char *label(ctx *c, uint32_t frame) {
+  spyR_buf_clear(&c->lab);
+  spyR_label(&c->lab, c->p, frame);
+  spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
+  return spyR_buf_str(&c->lab);
+}
+
+/* "24.69 (1,235)": a share of the profile and whole milliseconds, the
+** seed's number pair, used by the tree, the process lines and the leaves. */
+static void pct_ms(char *out, size_t len, uint64_t ns, uint64_t base) {
+  char ms[32];
+  snprintf(out, len, "%.2f (%s)", spyR_pct(ns, base),
+           spyR_fmt_group(ms, spyR_ms(ns)));
+}
+
+/* ------------------------------------------------------------------------
+** Header
+** --------------------------------------------------------------------- */
+
+static void header(ctx *c) {
+  const spy_profile *p = c->p;
+  char a[32], b[32];
+  fprintf(c->f, "Reporting - %s tallies, %s msec.\n",
+          spyR_fmt_group(a, p->tallies),
+          spyR_fmt_group(b, spyR_ms(p->wall_ns)));
+  const char *mode = p->mode == SPY_MODE_POLL    ? "poll"
+                     : p->mode == SPY_MODE_TIMER ? "timer"
+                                                 : "unknown";
+  fprintf(c->f, "interval:  %g us, %s mode, clock %s\n",
+          (double)p->interval_ns / 1000.0, mode,
+          p->clock && *p->clock ? p->clock : "unknown");
+  fprintf(c->f, "processes: %zu\n", p->nprocesses);
+  fprintf(c->f, "dropped:   %s samples, %s cost observations\n",
+          spyR_fmt_group(a, p->dropped), spyR_fmt_group(b, p->obs_dropped));
+  fprintf(c->f, "overhead:  %.2f %% of wall time in hooks (%s ms)\n",
+          spyR_pct(p->hook_ns, p->wall_ns),
+          spyR_fmt_group(a, spyR_ms(p->hook_ns)));
+  if (p->start_unix_ns) {
+    time_t t = (time_t)(p->start_unix_ns / 1000000000u);
+    struct tm tm;
+    char when[64];
+    if (gmtime_r(&t, &tm) && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S",
+                                      &tm))
+      fprintf(c->f, "started:   %s UTC\n", when);
+  }
+  fprintf(c->f, "command:   %s\n",
+          p->command && *p->command ? p->command : "(not recorded)");
+}
+
+/* ------------------------------------------------------------------------
+** Tree
+** --------------------------------------------------------------------- */
+
+/* The text sink: one line per row, "GUIDES PCT (MS)  LABEL". */
+static int tree_row(void *ud, const spy_profile *p, const spyR_row *row) {
+  ctx *c = ud;
+  char num[64];
+  c->rows++;
+  pct_ms(num, sizeof num, p->nodes[row->node].total_ns, c->base);
+  fprintf(c->f, "%s%s  %s\n", row->guides, num,
+          label(c, p->nodes[row->node].frame));
+  return 0;
+}
+
+static int tree(ctx *c) {
+  const spy_profile *p = c->p;
+  double min_ns = c->o->threshold_pct / 100.0 * (double)c->base;
+  fputs("**Tree**\n", c->f);
+  uint32_t *ix = spyR_process_order(p);
+  if (!ix) return SPY_ENOMEM;
+  size_t hidden = 0;
+  int rc = 0;
+  for (size_t k = 0; k < p->nprocesses && rc == 0; k++) {
+    const spy_process *pr = &p->processes[ix[k]];
+    if ((double)pr->total_ns < min_ns || (min_ns <= 0 && !pr->total_ns)) {
+      hidden++;
+      continue;
+    }
+    char num[64];
+    pct_ms(num, sizeof num, pr->total_ns, c->base);
+    fprintf(c->f, "--------------------------------\n"
+                  "Process: %s (pid %" PRIu64 ") - %s\n"
+                  "--------------------------------\n",
+            pr->name ? pr->name : "?", pr->pid, num);
+    c->rows = 0;
+    rc = spyR_walk(p, ix[k], c->o->threshold_pct, SPYR_WRAP_DEFAULT, tree_row,
+                   c);
+    if (rc == 0 && c->rows == 0)
+      fprintf(c->f, "(nothing at or above %.2f %%)\n", c->o->threshold_pct);
+  }
+  if (rc == 0 && p->nprocesses == 0) fputs("(none)\n", c->f);
+  if (rc == 0 && hidden)
+    fprintf(c->f, "(%zu process%s under %.2f %% not shown)\n", hidden,
+            hidden == 1 ? "" : "es", c->o->threshold_pct);
+  free(ix);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------
+** Leaves
+** --------------------------------------------------------------------- */
+
+static int leaves(ctx *c) {
+  const spy_profile *p = c->p;
+  fputs("**Leaves**\n", c->f);
+  size_t n = p->nframes, shown = 0;
+  spy_leaf *lv = n ? malloc(n * sizeof *lv) : NULL;
+  if (n && !lv) return SPY_ENOMEM;
+  int k = n ? spy_profile_leaves(p, lv, n) : 0;
+  if (k < 0) {
+    free(lv);
+    return k;
+  }
+  /* The same visibility test as the tree's (spyR_walk). */
+  double min_ns = c->o->threshold_pct / 100.0 * (double)c->base;
+  for (int i = 0; i < k && shown < c->o->leaves; i++) {
+    if ((double)lv[i].self_ns < min_ns) break;
+    char num[64];
+    pct_ms(num, sizeof num, lv[i].self_ns, c->base);
+    fprintf(c->f, "%s  %s\n", num, label(c, lv[i].frame));
+    shown++;
+  }
+  if (!shown) fputs("(none)\n", c->f);
+  free(lv);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+** Tables: primitives, GC, regions share one row layout
+** --------------------------------------------------------------------- */
+
+#define TABLE_HEAD "    calls   total ms     mean us      max us  wall %"
+#define TABLE_INDENT 56 /* columns before the name */
+
+/* "calls total-ms mean-us max-us wall%" in fixed columns. */
+static void table_row(ctx *c, uint64_t calls, uint64_t total_ns,
+                      uint64_t max_ns) {
+  char n1[32], n2[48], n3[48], n4[48];
+  double mean_us = calls ? (double)total_ns / (double)calls / 1000.0 : 0;
+  fprintf(c->f, "%9s %10s %11s %11s %7.2f", spyR_fmt_group(n1, calls),
+          spyR_fmt_fixed(n2, (double)total_ns / 1e6, 1),
+          spyR_fmt_fixed(n3, mean_us, 1),
+          spyR_fmt_fixed(n4, (double)max_ns / 1000.0, 1),
+          spyR_pct(total_ns, c->p->wall_ns));
+}
+
+static int prims(ctx *c) {
+  const spy_profile *p = c->p;
+  fputs("**Primitives**\n", c->f);
+  uint32_t *ix = malloc((p->nprims + 1) * sizeof *ix);
+  if (!ix) return SPY_ENOMEM;
+  size_t n = 0;
+  for (size_t i = 0; i < p->nprims; i++) {
+    if (!p->prims[i].calls) continue;
+    /* Insertion by total, then name: a report lists tens of primitives. */
+    size_t j = n++;
+    const spy_profile_prim *a = &p->prims[i];
+    while (j > 0) {
+      const spy_profile_prim *b = &p->prims[ix[j - 1]];
+      const char *an = a->name ? a->name : "", *bn = b->name ? b->name : "";
+      int before = b->total_ns > a->total_ns ||
+                   (b->total_ns == a->total_ns && strcmp(bn, an) <= 0);
+      if (before) break;
+      ix[j] = ix[j - 1];
+      j--;
+    }
+    ix[j] = (uint32_t)i;
+  }
+  if (!n) {
+    fputs("(none)\n", c->f);
+    free(ix);
+    return 0;
+  }
+  fputs(TABLE_HEAD "  name\n", c->f);
+  for (size_t k = 0; k < n; k++) {
+    const spy_profile_prim *pr = &p->prims[ix[k]];
+    table_row(c, pr->calls, pr->total_ns, pr->max_ns);
+    spyR_buf_clear(&c->lab);
+    spyR_buf_puts(&c->lab, pr->name ? pr->name : "?");
+    spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
+    fprintf(c->f, "  %s\n", spyR_buf_str(&c->lab));
+    if (pr->model && *pr->model)
+      fprintf(c->f, "%*smodel: %s\n", TABLE_INDENT, "", pr->model);
+  }
+  free(ix);
+  return 0;
+}
+
+static void gc(ctx *c) {
+  fputs("**GC**\n", c->f);
+  if (!c->p->gc.count) {
+    fputs("(none)\n", c->f);
+    return;
+  }
+  fputs("    count   total ms     mean us      max us  wall %\n", c->f);
+  table_row(c, c->p->gc.count, c->p->gc.total_ns, c->p->gc.max_ns);
+  fputc('\n', c->f);
+}
+
+/* Regions as a tree in first-seen (index) order, which is program order
+** for seed-003 style timers; children indented two spaces. Iterative with
+** a visited mark, so a loaded file whose parents loop cannot hang it (such
+** regions are simply not reached from the top level). */
+static int regions(ctx *c) {
+  const spy_profile *p = c->p;
+  size_t n = p->nregions;
+  fputs("**Regions**\n", c->f);
+  if (!n) {
+    fputs("(none)\n", c->f);
+    return 0;
+  }
+  uint32_t *head = malloc((n + 1) * sizeof *head); /* head[n]: top level */
+  uint32_t *next = malloc(n * sizeof *next);
+  uint32_t *stack = malloc(n * sizeof *stack);
+  unsigned *depth = malloc(n * sizeof *depth);
+  unsigned char *seen = calloc(n, 1);
+  int rc = 0;
+  if (!head || !next || !stack || !depth || !seen) {
+    rc = SPY_ENOMEM;
+    goto out;
+  }
+  /* Build the child lists backwards so each lists in index order. */
+  for (size_t i = 0; i <= n; i++) head[i] = SPY_NONE;
+  for (size_t i = n; i-- > 0;) {
+    uint32_t par = p->regions[i].parent;
+    if (par >= n || par == i) par = (uint32_t)n;
+    next[i] = head[par];
+    head[par] = (uint32_t)i;
+  }
+  fputs(TABLE_HEAD "  name\n", c->f);
+  /* Push children in reverse so the first pops first. A region is pushed
+  ** only as a child of its one parent, popped once, so sp <= n. */
+  size_t sp = 0;
+  uint32_t parent = (uint32_t)n;
+  unsigned d = 0;
+  for (;;) {
+    size_t kids = 0;
+    for (uint32_t ch = head[parent]; ch != SPY_NONE; ch = next[ch])
+      if (!seen[ch]) kids++;
+    size_t k = sp + kids;
+    for (uint32_t ch = head[parent]; ch != SPY_NONE; ch = next[ch])
+      if (!seen[ch]) {
+        depth[ch] = d;
+        stack[--k] = ch;
+      }
+    sp += kids;
+    uint32_t r = SPY_NONE;
+    while (sp > 0 && seen[r = stack[--sp]]) r = SPY_NONE;
+    if (r == SPY_NONE) break;
+    seen[r] = 1;
+    const spy_profile_region *rg = &p->regions[r];
+    table_row(c, rg->calls, rg->total_ns, rg->max_ns);
+    spyR_buf_clear(&c->lab);
+    spyR_buf_puts(&c->lab, rg->name ? rg->name : "?");
+    spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
+    fprintf(c->f, "  %*s%s\n", (int)(2 * (depth[r] > 40 ? 40 : depth[r])), "",
+            spyR_buf_str(&c->lab));
+    parent = r;
+    d = depth[r] + 1;
+  }
+out:
+  free(head), free(next), free(stack), free(depth), free(seen);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------
+** Longest single steps
+** --------------------------------------------------------------------- */
+
+static void step_line(ctx *c, unsigned rank, const spy_step *s) {
+  const spy_profile *p = c->p;
+  char ms[48];
+  const spy_profile_prim *pr = NULL;
+  if (s->kind == SPY_STEP_PRIM && s->prim < p->nprims) pr = &p->prims[s->prim];
+  spyR_buf_clear(&c->lab);
+  if (s->kind == SPY_STEP_GC) spyR_buf_puts(&c->lab, "GC");
+  else spyR_buf_puts(&c->lab, pr && pr->name ? pr->name : "?");
+  spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
+  unsigned ns = s->nsizes > 4 ? 4 : s->nsizes;
+  for (unsigned i = 0; i < ns; i++) {
+    const char *nm =
+        pr && i < pr->nsizes && pr->size_names[i] ? pr->size_names[i] : NULL;
+    if (nm && *nm)
+      spyR_buf_printf(&c->lab, "%s%s=%" PRIu64, i ? " " : "  ", nm, s->size[i]);
+    else
+      spyR_buf_printf(&c->lab, "%ss%u=%" PRIu64, i ? " " : "  ", i, s->size[i]);
+  }
+  const char *proc = s->process < p->nprocesses && p->processes[s->process].name
+                         ? p->processes[s->process].name
+                         : "?";
+  fprintf(c->f, "%2u. %9s ms  %s  (process %s)\n", rank,
+          spyR_fmt_fixed(ms, (double)s->ns / 1e6, 3), spyR_buf_str(&c->lab),
+          proc);
+  /* The stack, root first, innermost STEP_FRAMES frames; a trailing frame
+  ** that is the step itself (the primitive, or GC) is not repeated. */
+  uint32_t nf = s->frames ? s->nframes : 0;
+  if (nf > 0 && s->frames[nf - 1] < p->nframes) {
+    const spy_frame *last = &p->frames[s->frames[nf - 1]];
+    if ((s->kind == SPY_STEP_PRIM && last->kind == SPY_FRAME_PRIM &&
+         last->key == s->prim) ||
+        (s->kind == SPY_STEP_GC && last->kind == SPY_FRAME_GC))
+      nf--;
+  }
+  uint32_t from = nf > STEP_FRAMES ? nf - STEP_FRAMES : 0;
+  if (from)
+    fprintf(c->f, "      ... %u outer frame%s\n", from, from == 1 ? "" : "s");
+  for (uint32_t i = from; i < nf; i++)
+    fprintf(c->f, "      %s\n", label(c, s->frames[i]));
+}
+
+static int longest(ctx *c) {
+  const spy_profile *p = c->p;
+  fputs("**Longest single steps**\n", c->f);
+  size_t n = p->nsteps < c->o->longest ? p->nsteps : c->o->longest;
+  if (!n) {
+    fputs("(none)\n", c->f);
+    return 0;
+  }
+  /* The model keeps steps longest first; pick the n longest anyway, stably,
+  ** so a hand-built or merged profile reads the same. */
+  uint32_t *ix = malloc(p->nsteps * sizeof *ix);
+  if (!ix) return SPY_ENOMEM;
+  for (size_t i = 0; i < p->nsteps; i++) {
+    size_t j = i;
+    while (j > 0 && p->steps[ix[j - 1]].ns < p->steps[i].ns) {
+      ix[j] = ix[j - 1];
+      j--;
+    }
+    ix[j] = (uint32_t)i;
+  }
+  for (size_t k = 0; k < n; k++)
+    step_line(c, (unsigned)k + 1, &p->steps[ix[k]]);
+  free(ix);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+** The report
+** --------------------------------------------------------------------- */
+
+int spy_report_text(const spy_profile *p, FILE *f,
+                    const spy_report_options *o) {
+  spy_report_options def;
+  if (!p || !f) return SPY_EINVAL;
+  if (!o) {
+    spy_report_options_init(&def);
+    o = &def;
+  }
+  if (!(o->threshold_pct >= 0) || o->width < 0) return SPY_EINVAL;
+  ctx c = {p, o, f, spyR_base_ns(p), {0}, 0};
+  int rc = 0;
+  header(&c);
+  struct {
+    int bit;
+    int (*fn)(ctx *);
+  } sec[] = {{SPY_REPORT_TREE, tree},       {SPY_REPORT_LEAVES, leaves},
+             {SPY_REPORT_PRIMS, prims},     {SPY_REPORT_LONGEST, longest},
+             {SPY_REPORT_GC, NULL},         {SPY_REPORT_REGIONS, regions}};
+  for (size_t i = 0; i < sizeof sec / sizeof sec[0] && rc == 0; i++) {
+    if (!(o->sections & sec[i].bit)) continue;
+    fputc('\n', f);
+    if (sec[i].fn) rc = sec[i].fn(&c);
+    else gc(&c);
+  }
+  if (rc == 0 && c.lab.oom) rc = SPY_ENOMEM;
+  spyR_buf_free(&c.lab);
+  if (fflush(f) != 0 || ferror(f)) return rc ? rc : SPY_EIO;
+  return rc;
+}
