@@ -247,6 +247,20 @@ SPY_API void spy_report_options_init(spy_report_options *o);
 SPY_API int spy_report_text(const spy_profile *p, FILE *f,
                             const spy_report_options *o);
 
+/* Exports. Each only reads p and returns 0, SPY_EINVAL, SPY_ENOMEM or
+** SPY_EIO (a write error on f). See docs/report.md.
+** Folded stacks (flamegraph.pl's input): "process;root;...;leaf N" per
+** node with self time, N in microseconds (tallies: 0) or samples (1). */
+SPY_API int spy_report_folded(const spy_profile *p, FILE *f, int tallies);
+/* speedscope's file format: one sampled profile per process, weights in
+** nanoseconds; name is the document's name (NULL: the profile's command). */
+SPY_API int spy_report_speedscope(const spy_profile *p, FILE *f,
+                                  const char *name);
+/* The frames whose share of self time changed most from before to after. */
+SPY_API int spy_report_diff(const spy_profile *before,
+                            const spy_profile *after, FILE *f,
+                            const spy_report_options *o);
+
 #ifdef __cplusplus
 }
 #endif

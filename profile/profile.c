@@ -40,7 +40,9 @@ spy_profile *spyP_new(void) {
 
 void *spyP_alloc(spy_profile *p, size_t n) {
   arena *a = p->priv_;
-  size_t need = (n + 15) & ~(size_t)15;
+  /* A zero-byte request still takes 16 bytes, so that the pointer returned
+  ** is unique as promised. */
+  size_t need = n ? (n + 15) & ~(size_t)15 : 16;
   if (need < n) return NULL;
   block *b = a->head;
   if (!b || b->cap - b->used < need) {

@@ -150,3 +150,9 @@ int spyR_write_diff(const spy_profile *a, const spy_profile *b, FILE *f,
   if (fflush(f) != 0 || ferror(f)) return rc ? rc : SPY_EIO;
   return rc;
 }
+
+/* The public name (include/spyon.h). */
+int spy_report_diff(const spy_profile *before, const spy_profile *after,
+                    FILE *f, const spy_report_options *o) {
+  return spyR_write_diff(before, after, f, o);
+}

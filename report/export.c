@@ -247,3 +247,15 @@ int spyR_write_speedscope(const spy_profile *p, FILE *f, const char *name) {
   if (fflush(f) != 0 || ferror(f)) return rc ? rc : SPY_EIO;
   return rc;
 }
+
+/* ------------------------------------------------------------------------
+** Public names (include/spyon.h)
+** --------------------------------------------------------------------- */
+
+int spy_report_folded(const spy_profile *p, FILE *f, int tallies) {
+  return spyR_write_folded(p, f, tallies ? SPYR_WEIGHT_TALLIES : SPYR_WEIGHT_US);
+}
+
+int spy_report_speedscope(const spy_profile *p, FILE *f, const char *name) {
+  return spyR_write_speedscope(p, f, name);
+}

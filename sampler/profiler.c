@@ -237,7 +237,11 @@ int spy_detach(spy_vm *v) {
   spy_profiler *p = v->prof;
   if (!pthread_equal(v->thread, pthread_self())) return SPY_ESTATE;
   pthread_mutex_lock(&p->lock);
-  if (atomic_load(&p->running)) spyH_settle(v, spyH_now());
+  /* A stop made by another thread left this thread's last stretch to be
+  ** charged here; a running profiler charges up to now. */
+  uint64_t fin = atomic_exchange_explicit(&v->final_at, 0, RELAXED);
+  if (fin) spyH_settle(v, fin);
+  else if (atomic_load(&p->running)) spyH_settle(v, spyH_now());
   atomic_store_explicit(&v->hot.active, 0, RELAXED);
   spyS_drain_all(p);
   spyS_agg_name_missing(p->agg, &v->host);

@@ -31,7 +31,8 @@ typedef enum spy_frame_kind {
   SPY_FRAME_GC = 3,     /* garbage collection */
   SPY_FRAME_REGION = 4, /* a user region; key is the region's index */
   SPY_FRAME_NATIVE = 5, /* a native frame inside a primitive; key is the IP */
-  SPY_FRAME_CUT = 6     /* frames left out by the depth cap */
+  SPY_FRAME_CUT = 6     /* frames left out by the depth cap; key is how
+                           many were cut (0: unknown) */
 } spy_frame_kind;
 
 /* One distinct frame (a method, a primitive, ...). */
@@ -94,7 +95,8 @@ typedef struct spy_step {
   uint64_t ns;
   uint32_t process;   /* index into processes */
   uint32_t nframes;
-  uint32_t *frames;   /* the calling stack, root first (indices into frames) */
+  uint32_t *frames;   /* the calling stack, root first (indices into
+                         frames); the primitive or GC itself is not in it */
 } spy_step;
 
 /* Exact timings of a user region reached by one nesting path. */
