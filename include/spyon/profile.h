@@ -29,7 +29,7 @@ typedef enum spy_frame_kind {
   SPY_FRAME_METHOD = 1, /* an interpreter frame; key is the host's key */
   SPY_FRAME_PRIM = 2,   /* a primitive; key is the primitive's index */
   SPY_FRAME_GC = 3,     /* garbage collection */
-  SPY_FRAME_REGION = 4, /* a user region; key is the region's index */
+  SPY_FRAME_REGION = 4, /* a user region; key is its registered id */
   SPY_FRAME_NATIVE = 5, /* a native frame inside a primitive; key is the IP */
   SPY_FRAME_CUT = 6     /* frames left out by the depth cap; key is how
                            many were cut (0: unknown) */
@@ -89,7 +89,8 @@ typedef enum spy_step_kind { SPY_STEP_PRIM = 0, SPY_STEP_GC = 1 } spy_step_kind;
 /* One of the longest single steps: a primitive call or a GC pause. */
 typedef struct spy_step {
   spy_step_kind kind;
-  uint32_t prim;      /* index into prims (SPY_STEP_PRIM), else SPY_NONE */
+  uint32_t prim;      /* index into prims (SPY_STEP_PRIM), else SPY_NONE;
+                         SPY_NONE too for an unregistered primitive */
   unsigned nsizes;
   uint64_t size[4];
   uint64_t ns;

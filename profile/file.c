@@ -1,0 +1,456 @@
+/*
+** profile/file.c: writing profiles (layout: docs/format.md), and reading
+** a profile file from disk.
+**
+** The writer encodes the whole profile into memory and writes it at once;
+** the encoding is deterministic (strings are interned in a fixed order), so
+** equal profiles give identical files. Loading a file reads it whole and
+** hands it to the hostile-input parser in profile/validate.c.
+*/
+#include "config.h"
+
+#include "profile/file.h"
+#include "profile/profile.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+const unsigned char spyP_magic[8] = {'S', 'P', 'Y', 'O',
+                                     'N', '\r', '\n', 0x1a};
+
+static void put_le(unsigned char *d, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) d[i] = (unsigned char)(v >> (8 * i));
+}
+
+void spyP_fix_preamble(unsigned char *buf, size_t len) {
+  if (len < SPYP_PRE_SIZE) return;
+  put_le(buf + SPYP_PRE_LEN, (uint64_t)(len - SPYP_PRE_SIZE), 8);
+  uLong crc = crc32_z(0L, buf + SPYP_PRE_LEN, len - SPYP_PRE_LEN);
+  put_le(buf + SPYP_PRE_CRC, (uint64_t)crc, 4);
+}
+
+/* ------------------------------------------------------------------------
+** Writer: growable buffers and the string table
+** --------------------------------------------------------------------- */
+
+typedef struct wbuf {
+  unsigned char *p;
+  size_t n, cap;
+  int oom;
+} wbuf;
+
+static void w_bytes(wbuf *w, const void *s, size_t n) {
+  if (w->oom) return;
+  if (w->cap - w->n < n) {
+    size_t cap = w->cap ? w->cap : 4096;
+    while (cap - w->n < n) {
+      if (cap > SIZE_MAX / 2) {
+        w->oom = 1;
+        return;
+      }
+      cap *= 2;
+    }
+    unsigned char *np = realloc(w->p, cap);
+    if (!np) {
+      w->oom = 1;
+      return;
+    }
+    w->p = np;
+    w->cap = cap;
+  }
+  if (n) memcpy(w->p + w->n, s, n);
+  w->n += n;
+}
+
+/* Unsigned LEB128: 7 bits a byte, low bits first, high bit = more. */
+static void w_var(wbuf *w, uint64_t v) {
+  unsigned char b[10];
+  int k = 0;
+  do {
+    unsigned char c = v & 0x7f;
+    v >>= 7;
+    b[k++] = c | (v ? 0x80 : 0);
+  } while (v);
+  w_bytes(w, b, (size_t)k);
+}
+
+/* An optional index: 0 for SPY_NONE, else index + 1. */
+static void w_opt(wbuf *w, uint32_t idx) {
+  w_var(w, idx == SPY_NONE ? 0 : (uint64_t)idx + 1);
+}
+
+/* Strings are written once and referred to by index; the table interns
+** them (open addressing on an FNV-1a hash) so that repeated names such as
+** operand size names cost one entry. */
+typedef struct strtab {
+  const char **v;
+  size_t n, cap;
+  uint32_t *slot; /* 0: empty, else index + 1 */
+  size_t nslot;   /* a power of two */
+  int oom;
+} strtab;
+
+static uint64_t str_hash(const char *s) {
+  uint64_t h = 14695981039346656037u;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+static int st_grow(strtab *t) {
+  size_t nslot = t->nslot ? t->nslot * 2 : 256;
+  uint32_t *slot = calloc(nslot, sizeof *slot);
+  if (!slot) return -1;
+  for (size_t i = 0; i < t->n; i++) {
+    size_t j = str_hash(t->v[i]) & (nslot - 1);
+    while (slot[j]) j = (j + 1) & (nslot - 1);
+    slot[j] = (uint32_t)(i + 1);
+  }
+  free(t->slot);
+  t->slot = slot;
+  t->nslot = nslot;
+  return 0;
+}
+
+/* The index of s (NULL counts as ""), added when new. */
+static uint32_t st_intern(strtab *t, const char *s) {
+  if (!s) s = "";
+  if (t->oom) return 0;
+  if ((t->n + 1) * 2 > t->nslot && st_grow(t)) {
+    t->oom = 1;
+    return 0;
+  }
+  size_t j = str_hash(s) & (t->nslot - 1);
+  while (t->slot[j]) {
+    if (strcmp(t->v[t->slot[j] - 1], s) == 0) return t->slot[j] - 1;
+    j = (j + 1) & (t->nslot - 1);
+  }
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    const char **v = realloc(t->v, cap * sizeof *v);
+    if (!v || cap >= UINT32_MAX) {
+      if (v) t->v = v;
+      t->oom = 1;
+      return 0;
+    }
+    t->v = v;
+    t->cap = cap;
+  }
+  t->v[t->n] = s;
+  t->slot[j] = (uint32_t)(t->n + 1);
+  return (uint32_t)t->n++;
+}
+
+/* ------------------------------------------------------------------------
+** Writer: sections
+** --------------------------------------------------------------------- */
+
+/* Refuse what cannot be encoded faithfully (it would read out of bounds). */
+static int enc_check(const spy_profile *p, char *err, size_t errlen) {
+#define ARR_(n, a, what)                                                  \
+  if ((n) && !(a)) {                                                      \
+    if (err && errlen) snprintf(err, errlen, "%s", what " array is NULL"); \
+    return SPY_EINVAL;                                                    \
+  }
+  ARR_(p->nframes, p->frames, "frames")
+  ARR_(p->nnodes, p->nodes, "nodes")
+  ARR_(p->nprocesses, p->processes, "processes")
+  ARR_(p->nprims, p->prims, "prims")
+  ARR_(p->nsteps, p->steps, "steps")
+  ARR_(p->nregions, p->regions, "regions")
+  for (size_t i = 0; i < p->nprims; i++) {
+    ARR_(p->prims[i].nobs, p->prims[i].obs, "a prim's obs")
+    if (p->prims[i].nsizes > 4) {
+      if (err && errlen)
+        snprintf(err, errlen, "prim %zu: nsizes %u > 4", i,
+                 p->prims[i].nsizes);
+      return SPY_EINVAL;
+    }
+  }
+  for (size_t i = 0; i < p->nsteps; i++) {
+    ARR_(p->steps[i].nframes, p->steps[i].frames, "a step's frames")
+    if (p->steps[i].nsizes > 4) {
+      if (err && errlen)
+        snprintf(err, errlen, "step %zu: nsizes %u > 4", i,
+                 p->steps[i].nsizes);
+      return SPY_EINVAL;
+    }
+  }
+#undef ARR_
+  return 0;
+}
+
+/* Every string in the order the sections use them, so that the table (and
+** therefore the file) is the same for equal profiles. */
+static void collect_strings(const spy_profile *p, strtab *t) {
+  st_intern(t, p->clock);
+  st_intern(t, p->command);
+  for (size_t i = 0; i < p->nprims; i++) {
+    const spy_profile_prim *pr = &p->prims[i];
+    st_intern(t, pr->name);
+    for (unsigned k = 0; k < pr->nsizes; k++) st_intern(t, pr->size_names[k]);
+    if (pr->model) st_intern(t, pr->model);
+  }
+  for (size_t i = 0; i < p->nframes; i++) st_intern(t, p->frames[i].name);
+  for (size_t i = 0; i < p->nprocesses; i++)
+    st_intern(t, p->processes[i].name);
+  for (size_t i = 0; i < p->nregions; i++) st_intern(t, p->regions[i].name);
+}
+
+static void put_section(wbuf *body, unsigned tag, wbuf *sec) {
+  if (sec->oom) body->oom = 1;
+  w_var(body, tag);
+  w_var(body, sec->n);
+  w_bytes(body, sec->p, sec->n);
+  sec->n = 0;
+}
+
+static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
+  w_var(s, (uint64_t)p->mode);
+  w_var(s, p->interval_ns);
+  w_var(s, p->wall_ns);
+  w_var(s, p->tallies);
+  w_var(s, p->dropped);
+  w_var(s, p->obs_dropped);
+  w_var(s, p->hook_ns);
+  w_var(s, p->start_unix_ns);
+  w_var(s, st_intern(t, p->clock));
+  w_var(s, st_intern(t, p->command));
+  put_section(b, SPYP_SEC_HEADER, s);
+
+  w_var(s, t->n);
+  for (size_t i = 0; i < t->n; i++) {
+    size_t len = strlen(t->v[i]);
+    w_var(s, len);
+    w_bytes(s, t->v[i], len);
+  }
+  put_section(b, SPYP_SEC_STRINGS, s);
+
+  w_var(s, p->nprims);
+  for (size_t i = 0; i < p->nprims; i++) {
+    const spy_profile_prim *pr = &p->prims[i];
+    w_var(s, st_intern(t, pr->name));
+    w_var(s, pr->nsizes);
+    for (unsigned k = 0; k < pr->nsizes; k++)
+      w_var(s, st_intern(t, pr->size_names[k]));
+    w_var(s, pr->flags);
+    w_var(s, pr->calls);
+    w_var(s, pr->total_ns);
+    w_var(s, pr->max_ns);
+    w_var(s, pr->obs_offered);
+    w_var(s, pr->model ? (uint64_t)st_intern(t, pr->model) + 1 : 0);
+    w_var(s, pr->nobs);
+    for (size_t j = 0; j < pr->nobs; j++) {
+      for (unsigned k = 0; k < pr->nsizes; k++) w_var(s, pr->obs[j].size[k]);
+      w_var(s, pr->obs[j].ns);
+      w_var(s, pr->obs[j].gc);
+    }
+  }
+  put_section(b, SPYP_SEC_PRIMS, s);
+
+  w_var(s, p->nframes);
+  for (size_t i = 0; i < p->nframes; i++) {
+    w_var(s, (uint64_t)p->frames[i].kind);
+    w_var(s, p->frames[i].key);
+    w_var(s, st_intern(t, p->frames[i].name));
+  }
+  put_section(b, SPYP_SEC_FRAMES, s);
+
+  w_var(s, p->nnodes);
+  for (size_t i = 0; i < p->nnodes; i++) {
+    const spy_node *n = &p->nodes[i];
+    w_var(s, n->frame);
+    w_opt(s, n->parent);
+    w_opt(s, n->first_child);
+    w_opt(s, n->next_sibling);
+    w_var(s, n->total_ns);
+    w_var(s, n->self_ns);
+    w_var(s, n->tallies);
+    w_var(s, n->self_tallies);
+  }
+  put_section(b, SPYP_SEC_NODES, s);
+
+  w_var(s, p->nprocesses);
+  for (size_t i = 0; i < p->nprocesses; i++) {
+    const spy_process *pc = &p->processes[i];
+    w_var(s, pc->pid);
+    w_var(s, st_intern(t, pc->name));
+    w_var(s, pc->root);
+    w_var(s, pc->total_ns);
+    w_var(s, pc->tallies);
+  }
+  put_section(b, SPYP_SEC_PROCESSES, s);
+
+  w_var(s, p->nsteps);
+  for (size_t i = 0; i < p->nsteps; i++) {
+    const spy_step *st = &p->steps[i];
+    w_var(s, (uint64_t)st->kind);
+    w_opt(s, st->prim);
+    w_var(s, st->nsizes);
+    for (unsigned k = 0; k < st->nsizes; k++) w_var(s, st->size[k]);
+    w_var(s, st->ns);
+    w_var(s, st->process);
+    w_var(s, st->nframes);
+    for (uint32_t k = 0; k < st->nframes; k++) w_var(s, st->frames[k]);
+  }
+  put_section(b, SPYP_SEC_STEPS, s);
+
+  w_var(s, p->nregions);
+  for (size_t i = 0; i < p->nregions; i++) {
+    const spy_profile_region *r = &p->regions[i];
+    w_var(s, st_intern(t, r->name));
+    w_opt(s, r->parent);
+    w_var(s, r->calls);
+    w_var(s, r->total_ns);
+    w_var(s, r->max_ns);
+  }
+  put_section(b, SPYP_SEC_REGIONS, s);
+
+  w_var(s, p->gc.count);
+  w_var(s, p->gc.total_ns);
+  w_var(s, p->gc.max_ns);
+  put_section(b, SPYP_SEC_GC, s);
+}
+
+int spyP_encode(const spy_profile *p, unsigned char **out, size_t *len,
+                char *err, size_t errlen) {
+  if (err && errlen) err[0] = '\0';
+  if (!p || !out || !len) return SPY_EINVAL;
+  *out = NULL;
+  *len = 0;
+  int rc = enc_check(p, err, errlen);
+  if (rc) return rc;
+  strtab t = {0};
+  wbuf b = {0}, s = {0};
+  unsigned char pre[SPYP_PRE_SIZE] = {0};
+  memcpy(pre, spyP_magic, sizeof spyP_magic);
+  put_le(pre + SPYP_PRE_VERSION, SPY_FORMAT_VERSION, 4);
+  w_bytes(&b, pre, sizeof pre);
+  collect_strings(p, &t);
+  if (!t.oom) enc_sections(p, &t, &b, &s);
+  int oom = t.oom || b.oom || s.oom;
+  free(t.v);
+  free(t.slot);
+  free(s.p);
+  if (oom) {
+    free(b.p);
+    if (err && errlen) snprintf(err, errlen, "out of memory");
+    return SPY_ENOMEM;
+  }
+  spyP_fix_preamble(b.p, b.n);
+  *out = b.p;
+  *len = b.n;
+  return 0;
+}
+
+int spy_profile_save(const spy_profile *p, const char *path, char *err,
+                     size_t errlen) {
+  if (err && errlen) err[0] = '\0';
+  if (!p || !path) return SPY_EINVAL;
+  unsigned char *buf;
+  size_t len;
+  char why[200];
+  int rc = spyP_encode(p, &buf, &len, why, sizeof why);
+  if (rc) {
+    if (err && errlen) snprintf(err, errlen, "%s: %s", path, why);
+    return rc;
+  }
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    if (err && errlen)
+      snprintf(err, errlen, "%s: cannot open for writing: %s", path,
+               strerror(errno));
+    free(buf);
+    return SPY_EIO;
+  }
+  size_t w = fwrite(buf, 1, len, f);
+  int e = errno;
+  free(buf);
+  if (w != len || fflush(f) != 0) {
+    e = errno ? errno : e;
+    fclose(f);
+    if (err && errlen)
+      snprintf(err, errlen, "%s: write error: %s", path, strerror(e));
+    return SPY_EIO;
+  }
+  if (fclose(f) != 0) {
+    if (err && errlen)
+      snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
+    return SPY_EIO;
+  }
+  return 0;
+}
+
+
+/* How many bytes of the stream to read at most, once its preamble is in:
+** a regular file is read whole (its size is real), but a device or pipe
+** (/dev/zero, a hostile producer) only as far as the preamble announces,
+** plus one byte to notice trailing data. */
+static size_t read_limit(const unsigned char *buf, size_t n, int regular) {
+  if (regular) return SIZE_MAX;
+  if (n < SPYP_PRE_SIZE || memcmp(buf, spyP_magic, sizeof spyP_magic) != 0)
+    return n;
+  uint64_t body = 0;
+  for (int i = 0; i < 8; i++)
+    body |= (uint64_t)buf[SPYP_PRE_LEN + i] << (8 * i);
+  if (body > SIZE_MAX - SPYP_PRE_SIZE - 1) return SIZE_MAX;
+  return SPYP_PRE_SIZE + (size_t)body + 1;
+}
+
+int spy_profile_load(const char *path, spy_profile **out, char *err,
+                     size_t errlen) {
+  if (err && errlen) err[0] = '\0';
+  if (!out) return SPY_EINVAL;
+  *out = NULL;
+  if (!path) return SPY_EINVAL;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    if (err && errlen)
+      snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return SPY_EIO;
+  }
+  struct stat st;
+  int regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+  size_t cap = 1 << 16, n = 0, limit = SIZE_MAX;
+  int have_limit = 0;
+  unsigned char *buf = malloc(cap);
+  int rc = 0;
+  while (buf && n < limit) {
+    if (n == cap) {
+      unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    /* The first read stops at the preamble, which sets the limit. */
+    size_t want = cap - n;
+    if (!have_limit && want > SPYP_PRE_SIZE - n) want = SPYP_PRE_SIZE - n;
+    if (want > limit - n) want = limit - n;
+    size_t r = fread(buf + n, 1, want, f);
+    n += r;
+    if (!have_limit && n == SPYP_PRE_SIZE) {
+      limit = read_limit(buf, n, regular);
+      have_limit = 1;
+    }
+    if (r < want) break;
+  }
+  if (!buf) {
+    if (err && errlen) snprintf(err, errlen, "%s: out of memory", path);
+    rc = SPY_ENOMEM;
+  } else if (ferror(f)) {
+    if (err && errlen)
+      snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
+    rc = SPY_EIO;
+  }
+  fclose(f);
+  if (rc == 0) rc = spyP_load_mem(buf, n, path, 0, out, err, errlen);
+  free(buf);
+  return rc;
+}

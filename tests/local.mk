@@ -1,0 +1,11 @@
+# tests: one runner binary; each suite is one tests/test_*.c file.
+check_PROGRAMS += tests/runner
+tests_runner_SOURCES = tests/runner.c tests/test.h tests/test_core.c \
+	tests/test_profile.c tests/test_report.c tests/test_cost.c \
+	tests/test_st.c
+tests_runner_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS) $(JANSSON_CFLAGS)
+tests_runner_LDADD = hosts/st/libstvm.la libspyon_core.la $(GMP_LIBS) \
+	$(JANSSON_LIBS) -lm
+TESTS += tests/runner
+AM_TESTS_ENVIRONMENT = SPY_BUILDDIR='$(abs_top_builddir)' \
+	SPY_SRCDIR='$(abs_top_srcdir)'; export SPY_BUILDDIR SPY_SRCDIR;
