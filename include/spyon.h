@@ -108,6 +108,19 @@ typedef struct spy_options {
   unsigned max_prims;      /* primitive ids available; default 1024 */
   unsigned max_regions;    /* region ids available; default 256 */
   int force_clock_gettime; /* 1: do not use the TSC; default 0 */
+  /* Native stacks inside long primitives (vm-hooks/native.c). Off by
+  ** default. When on, a thread that has been inside one primitive for
+  ** longer than native_interval_ns gets a SIGPROF (then one more every
+  ** native_interval_ns while it stays there); the handler records the
+  ** native call stack, and the profile's natives[] says which C functions
+  ** the primitive spent its time in. The call tree is not affected. The
+  ** library installs its own SIGPROF handler, once per process, at the
+  ** first spy_attach with this on, and leaves it installed; spy_attach
+  ** fails with SPY_EEXIST if another SIGPROF handler (not SIG_DFL or
+  ** SIG_IGN) is installed. A thread that blocks SIGPROF gets no native
+  ** samples. */
+  int native_stacks;           /* 0 or 1; default 0 */
+  uint64_t native_interval_ns; /* default 1000000 (1 ms); 10 us .. 10 s */
 } spy_options;
 
 /* Fill *o with the defaults above. */

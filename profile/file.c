@@ -170,6 +170,9 @@ static int enc_check(const spy_profile *p, char *err, size_t errlen) {
       return SPY_EINVAL;
     }
   }
+  ARR_(p->nnatives, p->natives, "natives")
+  for (size_t i = 0; i < p->nnatives; i++)
+    ARR_(p->natives[i].nframes, p->natives[i].frames, "a native's frames")
   for (size_t i = 0; i < p->nsteps; i++) {
     ARR_(p->steps[i].nframes, p->steps[i].frames, "a step's frames")
     if (p->steps[i].nsizes > 4) {
@@ -313,6 +316,20 @@ static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
   w_var(s, p->gc.total_ns);
   w_var(s, p->gc.max_ns);
   put_section(b, SPYP_SEC_GC, s);
+
+  /* Optional: written only when there is something in it, so profiles
+  ** without native stacks encode exactly as before. */
+  if (p->nnatives) {
+    w_var(s, p->nnatives);
+    for (size_t i = 0; i < p->nnatives; i++) {
+      const spy_native *nt = &p->natives[i];
+      w_var(s, nt->prim);
+      w_var(s, nt->count);
+      w_var(s, nt->nframes);
+      for (uint32_t k = 0; k < nt->nframes; k++) w_var(s, nt->frames[k]);
+    }
+    put_section(b, SPYP_SEC_NATIVES, s);
+  }
 }
 
 int spyP_encode(const spy_profile *p, unsigned char **out, size_t *len,

@@ -38,7 +38,9 @@ enum {
   SPYP_SEC_STEPS,
   SPYP_SEC_REGIONS,
   SPYP_SEC_GC,
-  SPYP_SEC_LAST = SPYP_SEC_GC
+  SPYP_SEC_LAST = SPYP_SEC_GC,
+  /* Optional sections, after the required ones (older readers skip them). */
+  SPYP_SEC_NATIVES = 10 /* native stacks inside primitives */
 };
 
 /* Loader flags. SPYP_LOAD_NOCRC skips the checksum comparison so that a

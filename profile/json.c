@@ -130,6 +130,14 @@ static int check_ranges(const spy_profile *p) {
   }
   for (size_t i = 0; i < p->nregions; i++)
     if (!OPT_(p->regions[i].parent, p->nregions)) return SPY_EINVAL;
+  if (p->nnatives && !p->natives) return SPY_EINVAL;
+  for (size_t i = 0; i < p->nnatives; i++) {
+    const spy_native *nt = &p->natives[i];
+    if (!IDX_(nt->prim, p->nprims) || (nt->nframes && !nt->frames))
+      return SPY_EINVAL;
+    for (uint32_t k = 0; k < nt->nframes; k++)
+      if (!IDX_(nt->frames[k], p->nframes)) return SPY_EINVAL;
+  }
   return 0;
 #undef IDX_
 #undef OPT_
@@ -278,6 +286,20 @@ static void j_regions(FILE *f, const spy_profile *p) {
   fputs("],\n", f);
 }
 
+/* Native stacks inside primitives: one object per distinct path. */
+static void j_natives(FILE *f, const spy_profile *p) {
+  fputs("\"natives\":[", f);
+  for (size_t i = 0; i < p->nnatives; i++) {
+    const spy_native *nt = &p->natives[i];
+    fprintf(f, "%s\n{\"prim\":%" PRIu32 ",\"count\":%" PRIu64
+            ",\"frames\":[", i ? "," : "", nt->prim, nt->count);
+    for (uint32_t k = 0; k < nt->nframes; k++)
+      fprintf(f, "%s%" PRIu32, k ? "," : "", nt->frames[k]);
+    fputs("]}", f);
+  }
+  fputs("],\n", f);
+}
+
 int spy_profile_write_json(const spy_profile *p, FILE *f) {
   if (!p || !f) return SPY_EINVAL;
   int rc = check_ranges(p);
@@ -320,6 +342,7 @@ int spy_profile_write_json(const spy_profile *p, FILE *f) {
     j_prims(f, p);
     j_steps(f, p);
     j_regions(f, p);
+    j_natives(f, p);
     fprintf(f, "\"gc\":{\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64
             ",\"max_ns\":%" PRIu64 "}}\n",
             p->gc.count, p->gc.total_ns, p->gc.max_ns);

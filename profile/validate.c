@@ -22,7 +22,8 @@
 
 static const char *const sec_name[] = {
     "?",     "header",    "strings", "prims",   "frames",
-    "nodes", "processes", "steps",   "regions", "gc"};
+    "nodes", "processes", "steps",   "regions", "gc",
+    "natives"};
 
 static const char *const kind_name[] = {"root",   "method", "primitive",
                                         "gc",     "region", "native",
@@ -519,6 +520,37 @@ static int ld_gc(ld *L) {
   return 0;
 }
 
+/* Optional section 10: native stacks inside primitives. Every frame must
+** be a native frame, every prim in range. */
+static int ld_natives(ld *L) {
+  spy_profile *p = L->p;
+  size_t n;
+  TRY(rd_count(L, &n, "native count", 3));
+  p->natives = spyP_calloc(p, n, sizeof *p->natives);
+  if (!p->natives) return fail_nomem(L);
+  p->nnatives = n;
+  for (size_t i = 0; i < n; i++) {
+    spy_native *nt = &p->natives[i];
+    ctx(L, "native", i);
+    TRY(rd_idx(L, &nt->prim, "prim", p->nprims, "prims"));
+    TRY(rd_var(L, &nt->count, "count"));
+    size_t nf;
+    TRY(rd_count(L, &nf, "frame count", 1));
+    nt->frames = spyP_calloc(p, nf, sizeof *nt->frames);
+    if (!nt->frames) return fail_nomem(L);
+    nt->nframes = (uint32_t)nf;
+    for (size_t k = 0; k < nf; k++) {
+      subctx(L, "frame", k);
+      size_t at = L->pos;
+      TRY(rd_idx(L, &nt->frames[k], "index", p->nframes, "frames"));
+      if (p->frames[nt->frames[k]].kind != SPY_FRAME_NATIVE)
+        return fail(L, at, "frame %u is a %s frame, not a native frame",
+                    nt->frames[k], kind_name[p->frames[nt->frames[k]].kind]);
+    }
+  }
+  return 0;
+}
+
 /* ------------------------------------------------------------------------
 ** Loader: preamble and section list
 ** --------------------------------------------------------------------- */
@@ -568,6 +600,7 @@ static int ld_body(ld *L) {
       NULL,   ld_header,    ld_strings, ld_prims,   ld_frames,
       ld_nodes, ld_processes, ld_steps, ld_regions, ld_gc};
   unsigned expect = SPYP_SEC_HEADER;
+  int seen_natives = 0;
   L->pos = SPYP_PRE_SIZE;
   while (L->pos < L->len) {
     L->sec = 0;
@@ -577,12 +610,28 @@ static int ld_body(ld *L) {
     uint64_t tag, slen;
     TRY(rd_var(L, &tag, "section tag"));
     TRY(rd_var(L, &slen, "section length"));
-    const char *nm = tag >= SPYP_SEC_HEADER && tag <= SPYP_SEC_LAST
+    const char *nm = tag >= SPYP_SEC_HEADER && tag <= SPYP_SEC_NATIVES
                          ? sec_name[tag] : "(unknown)";
     if (slen > L->len - L->pos)
       return fail(L, at, "section %llu (%s): length %llu runs past the end "
                   "of the file (%zu bytes left)", (unsigned long long)tag,
                   nm, (unsigned long long)slen, L->len - L->pos);
+    if (tag == SPYP_SEC_NATIVES) {
+      /* Optional, at most once, after all the required sections (it
+      ** refers to prims and frames). */
+      if (expect <= SPYP_SEC_LAST)
+        return fail(L, at, "section %llu (%s) before section %u (%s)",
+                    (unsigned long long)tag, nm, expect, sec_name[expect]);
+      if (seen_natives)
+        return fail(L, at, "section %llu (%s) repeated",
+                    (unsigned long long)tag, nm);
+      seen_natives = 1;
+      L->sec = (unsigned)tag;
+      L->end = L->pos + (size_t)slen;
+      TRY(ld_natives(L));
+      L->pos = L->end;
+      continue;
+    }
     if (tag < SPYP_SEC_HEADER || tag > SPYP_SEC_LAST) { /* a later version's */
       L->pos += (size_t)slen;
       continue;

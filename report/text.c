@@ -230,6 +230,83 @@ static int prims(ctx *c) {
   return 0;
 }
 
+/* ------------------------------------------------------------------------
+** Native stacks inside primitives (only when the profile has some)
+** --------------------------------------------------------------------- */
+
+enum { NATIVE_TOP = 8 }; /* native functions listed per primitive */
+
+/* The function part of a native frame's name: "fn (module)" without the
+** " file:line" that follows, so that all the addresses inside one function
+** add up. The module is the last " (...)" group. */
+static size_t fn_len(const char *name) {
+  const char *open = NULL;
+  for (const char *s = strstr(name, " ("); s; s = strstr(s + 1, " ("))
+    open = s;
+  const char *close = open ? strchr(open, ')') : NULL;
+  return close ? (size_t)(close - name) + 1 : strlen(name);
+}
+
+typedef struct nfn {
+  const char *name;
+  size_t len;
+  uint64_t count;
+} nfn;
+
+static int by_count(const void *x, const void *y) {
+  const nfn *a = x, *b = y;
+  if (a->count != b->count) return a->count > b->count ? -1 : 1;
+  size_t n = a->len < b->len ? a->len : b->len;
+  int d = memcmp(a->name, b->name, n);
+  return d ? d : (a->len > b->len) - (a->len < b->len);
+}
+
+/* Per primitive with native samples: the leaf functions of its native
+** paths, summed, with their share of that primitive's samples. */
+static int natives(ctx *c) {
+  const spy_profile *p = c->p;
+  fputs("**Native** (inside primitives)\n", c->f);
+  nfn *fn = malloc((p->nnatives + 1) * sizeof *fn);
+  if (!fn) return SPY_ENOMEM;
+  for (uint32_t prim = 0; prim < p->nprims; prim++) {
+    size_t n = 0;
+    uint64_t total = 0;
+    for (size_t i = 0; i < p->nnatives; i++) {
+      const spy_native *nt = &p->natives[i];
+      if (nt->prim != prim) continue;
+      if (!nt->nframes || !nt->frames ||
+          nt->frames[nt->nframes - 1] >= p->nframes)
+        continue;
+      const char *nm = p->frames[nt->frames[nt->nframes - 1]].name;
+      if (!nm) nm = "?";
+      size_t len = fn_len(nm), j = 0;
+      while (j < n && !(fn[j].len == len && memcmp(fn[j].name, nm, len) == 0))
+        j++;
+      if (j == n) fn[n++] = (nfn){nm, len, 0};
+      fn[j].count += nt->count;
+      total += nt->count;
+    }
+    if (!total) continue;
+    qsort(fn, n, sizeof *fn, by_count);
+    char num[32];
+    fprintf(c->f, "%s  (%s signals)\n",
+            p->prims[prim].name ? p->prims[prim].name : "?",
+            spyR_fmt_group(num, total));
+    for (size_t k = 0; k < n && k < NATIVE_TOP; k++) {
+      spyR_buf_clear(&c->lab);
+      spyR_buf_printf(&c->lab, "%.*s", (int)fn[k].len, fn[k].name);
+      spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
+      fprintf(c->f, "  %6.2f %%  %s\n", spyR_pct(fn[k].count, total),
+              spyR_buf_str(&c->lab));
+    }
+    if (n > NATIVE_TOP)
+      fprintf(c->f, "  (%zu more function%s)\n", n - NATIVE_TOP,
+              n - NATIVE_TOP == 1 ? "" : "s");
+  }
+  free(fn);
+  return 0;
+}
+
 static void gc(ctx *c) {
   fputs("**GC**\n", c->f);
   if (!c->p->gc.count) {
@@ -405,6 +482,12 @@ int spy_report_text(const spy_profile *p, FILE *f,
     fputc('\n', f);
     if (sec[i].fn) rc = sec[i].fn(&c);
     else gc(&c);
+    /* Native stacks follow the primitives, only when there are some. */
+    if (rc == 0 && sec[i].bit == SPY_REPORT_PRIMS && p->nnatives &&
+        p->natives) {
+      fputc('\n', f);
+      rc = natives(&c);
+    }
   }
   if (rc == 0 && c.lab.oom) rc = SPY_ENOMEM;
   spyR_buf_free(&c.lab);

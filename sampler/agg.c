@@ -12,6 +12,7 @@
 
 #include "profile/profile.h"
 #include "vm-hooks/clock.h"
+#include "vm-hooks/native.h"
 
 /* One element of a path: a frame before interning. */
 typedef struct pel {
@@ -22,7 +23,15 @@ typedef struct pel {
 typedef struct frame {
   uint32_t kind;
   uint64_t key;
+  uint32_t ret; /* native frame seen as a return address: name key - 1 */
 } frame;
+
+/* Native stacks: a trie per primitive. Node 0 is unused; a primitive's
+** root has parent 0 and frame SPY_NONE. */
+typedef struct nnode {
+  uint32_t parent, frame, prim;
+  uint64_t count; /* signals whose innermost frame is this node */
+} nnode;
 
 typedef struct node {
   uint32_t frame, parent;
@@ -58,6 +67,8 @@ typedef struct reservoir {
 } reservoir;
 
 struct spyS_cache {
+  uint64_t *raw; /* the previous SAMPLE's keys, as the thread sent them */
+  uint32_t raw_n;
   pel *path;     /* the previous sample's path, root first */
   uint32_t *ids; /* its nodes */
   uint32_t len, cap;
@@ -88,6 +99,9 @@ struct spyS_agg {
   uint64_t lost;       /* records not aggregated: out of memory */
   pel *scratch;        /* a path being built */
   uint32_t scratch_cap;
+  VEC(nnode) nnodes;   /* native stacks (trie) */
+  spyS_map nnode_map;  /* (0, prim) -> root; (parent, frame) -> node */
+  size_t nnative;      /* trie nodes with a count */
 };
 
 /* Make room for one more element; 0 or -1. */
@@ -116,6 +130,7 @@ spyS_agg *spyS_agg_new(const spyH_cfg *cfg) {
   spyS_map_init(&a->proc_map);
   spyS_map_init(&a->name_map);
   spyS_map_init(&a->region_map);
+  spyS_map_init(&a->nnode_map);
   a->res = calloc(cfg->max_prims, sizeof *a->res);
   a->steps = calloc(cfg->longest + 1, sizeof *a->steps);
   a->scratch_cap = path_cap(cfg);
@@ -141,6 +156,8 @@ void spyS_agg_free(spyS_agg *a) {
   spyS_map_free(&a->proc_map);
   spyS_map_free(&a->name_map);
   spyS_map_free(&a->region_map);
+  spyS_map_free(&a->nnode_map);
+  free(a->nnodes.p);
   if (a->res)
     for (uint32_t i = 0; i < a->cfg->max_prims; i++) free(a->res[i].obs);
   free(a->res);
@@ -157,7 +174,8 @@ spyS_cache *spyS_cache_new(const spyH_cfg *cfg) {
   c->cap = path_cap(cfg);
   c->path = calloc(c->cap, sizeof *c->path);
   c->ids = calloc(c->cap, sizeof *c->ids);
-  if (!c->path || !c->ids) {
+  c->raw = calloc((size_t)cfg->leaf_cap + cfg->root_cap + 1, sizeof *c->raw);
+  if (!c->path || !c->ids || !c->raw) {
     spyS_cache_free(c);
     return NULL;
   }
@@ -168,6 +186,7 @@ void spyS_cache_free(spyS_cache *c) {
   if (!c) return;
   free(c->path);
   free(c->ids);
+  free(c->raw);
   free(c);
 }
 
@@ -190,7 +209,7 @@ static uint32_t intern_frame(spyS_agg *a, uint32_t kind, uint64_t key) {
   if (VEC_PUSH_ROOM(a->frames) != 0) return UINT32_MAX;
   f = (uint32_t)a->frames.n;
   if (spyS_map_put(&a->frame_map, kind, key, f) != 0) return UINT32_MAX;
-  a->frames.p[a->frames.n++] = (frame){kind, key};
+  a->frames.p[a->frames.n++] = (frame){kind, key, 0};
   return f;
 }
 
@@ -230,9 +249,9 @@ static uint32_t process(spyS_agg *a, uint64_t pid) {
 ** where the depth cap left some out, each region entered before the frame
 ** at the depth where it began, then the primitive and GC frames (when
 ** with_leaf). Returns the length. */
-static uint32_t build_path(spyS_agg *a, const spyH_sample *r, int with_leaf) {
+static uint32_t build_path(spyS_agg *a, const spyH_sample *r,
+                           const uint64_t *k, int with_leaf) {
   const spyH_regmark *m = (const spyH_regmark *)(r + 1);
-  const uint64_t *k = (const uint64_t *)(m + r->nregions);
   uint32_t nleaf = r->nleaf, nroot = r->nroot, nreg = r->nregions;
   uint64_t depth = r->depth;
   pel *out = a->scratch;
@@ -269,8 +288,28 @@ static uint32_t build_path(spyS_agg *a, const spyH_sample *r, int with_leaf) {
 
 /* Charge one sample to its path in its process's tree, reusing the nodes
 ** of the prefix it shares with the thread's previous sample. */
+/* The keys of a SAMPLE: those sent, then the root-most `same` keys of the
+** thread's previous sample. */
+static const uint64_t *sample_keys(spyS_cache *c, const spyH_sample *r) {
+  const uint64_t *sent = (const uint64_t *)((const spyH_regmark *)(r + 1) +
+                                            r->nregions);
+  uint32_t n = (uint32_t)r->nleaf + r->nroot;
+  if (r->same > n || r->same > c->raw_n) return NULL;
+  uint32_t nsent = n - r->same;
+  memmove(c->raw + nsent, c->raw + c->raw_n - r->same,
+          r->same * sizeof *c->raw);
+  memcpy(c->raw, sent, nsent * sizeof *c->raw);
+  c->raw_n = n;
+  return c->raw;
+}
+
 static void add_sample(spyS_agg *a, spyS_cache *c, const spyH_sample *r) {
-  uint32_t len = build_path(a, r, 1);
+  const uint64_t *keys = sample_keys(c, r);
+  if (!keys) { /* cannot happen: producer and consumer see the same records */
+    a->lost++;
+    return;
+  }
+  uint32_t len = build_path(a, r, keys, 1);
   uint32_t p = process(a, r->pid);
   if (p == UINT32_MAX) {
     a->lost++;
@@ -313,7 +352,9 @@ static void add_step(spyS_agg *a, const spyH_sample *r) {
       if (a->steps[i].ticks < a->steps[slot].ticks) slot = i;
     if (a->steps[slot].ticks >= r->ticks) return;
   }
-  uint32_t len = build_path(a, r, 0);
+  const uint64_t *keys = (const uint64_t *)((const spyH_regmark *)(r + 1) +
+                                            r->nregions);
+  uint32_t len = build_path(a, r, keys, 0);
   uint32_t *frames = malloc((len + 1) * sizeof *frames);
   uint32_t p = process(a, r->pid);
   if (!frames || p == UINT32_MAX) {
@@ -400,6 +441,93 @@ void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
 }
 
 /* ------------------------------------------------------------------------
+** Native stacks
+** --------------------------------------------------------------------- */
+
+/* The trie node under parent for frame f (0 for a primitive's root, keyed
+** by the primitive), made if new; UINT32_MAX when out of memory. */
+static uint32_t nchild(spyS_agg *a, uint32_t parent, uint32_t f,
+                       uint32_t prim) {
+  uint64_t k2 = parent ? f : prim;
+  uint32_t n = spyS_map_get(&a->nnode_map, parent, k2);
+  if (n != UINT32_MAX) return n;
+  if (a->nnodes.n == 0) { /* node 0: unused, so parents are nonzero */
+    if (VEC_PUSH_ROOM(a->nnodes) != 0) return UINT32_MAX;
+    a->nnodes.p[a->nnodes.n++] = (nnode){0, SPY_NONE, 0, 0};
+  }
+  if (VEC_PUSH_ROOM(a->nnodes) != 0) return UINT32_MAX;
+  n = (uint32_t)a->nnodes.n;
+  if (spyS_map_put(&a->nnode_map, parent, k2, n) != 0) return UINT32_MAX;
+  a->nnodes.p[a->nnodes.n++] = (nnode){parent, parent ? f : SPY_NONE, prim, 0};
+  return n;
+}
+
+/* One signal's native stack: count it on its path (root first) under its
+** primitive. Frames are interned by IP; a return address is marked so that
+** it is named at IP - 1 (the call), not at the instruction after it. */
+void spyS_agg_native(spyS_agg *a, const spyH_rec *rec) {
+  const spyH_native_rec *r = (const spyH_native_rec *)rec;
+  if (rec->type != SPYH_REC_NATIVE || r->prim >= a->cfg->max_prims ||
+      r->n == 0 || r->n > SPYH_NATIVE_MAX ||
+      rec->size < sizeof *r + r->n * sizeof(uint64_t))
+    return;
+  const uint64_t *ip = (const uint64_t *)(r + 1);
+  uint32_t at = nchild(a, 0, 0, r->prim);
+  for (uint32_t i = r->n; at != UINT32_MAX && i-- > 0;) {
+    uint32_t f = intern_frame(a, SPY_FRAME_NATIVE, ip[i]);
+    if (f == UINT32_MAX) {
+      at = UINT32_MAX;
+      break;
+    }
+    if (i > 0) a->frames.p[f].ret = 1;
+    at = nchild(a, at, f, r->prim);
+  }
+  if (at == UINT32_MAX) {
+    a->lost++;
+    return;
+  }
+  if (a->nnodes.p[at].count++ == 0) a->nnative++;
+}
+
+/* Natives in a stable order: by primitive, heaviest first, then by path. */
+static int by_native(const void *x, const void *y) {
+  const spy_native *a = x, *b = y;
+  if (a->prim != b->prim) return a->prim < b->prim ? -1 : 1;
+  if (a->count != b->count) return a->count > b->count ? -1 : 1;
+  uint32_t n = a->nframes < b->nframes ? a->nframes : b->nframes;
+  for (uint32_t i = 0; i < n; i++)
+    if (a->frames[i] != b->frames[i])
+      return a->frames[i] < b->frames[i] ? -1 : 1;
+  return a->nframes < b->nframes ? -1 : a->nframes > b->nframes;
+}
+
+/* Fill p->natives from the trie. */
+static int build_natives(const spyS_agg *a, spy_profile *p) {
+  p->nnatives = 0;
+  p->natives = spyP_calloc(p, a->nnative, sizeof *p->natives);
+  if (!p->natives) return SPY_ENOMEM;
+  for (size_t i = 1; i < a->nnodes.n; i++) {
+    const nnode *nd = &a->nnodes.p[i];
+    if (!nd->count || nd->prim >= p->nprims) continue;
+    uint32_t len = 0;
+    for (uint32_t j = (uint32_t)i; a->nnodes.p[j].parent;
+         j = a->nnodes.p[j].parent)
+      len++;
+    spy_native *d = &p->natives[p->nnatives++];
+    d->prim = nd->prim;
+    d->count = nd->count;
+    d->nframes = len;
+    d->frames = spyP_calloc(p, len, sizeof *d->frames);
+    if (!d->frames) return SPY_ENOMEM;
+    for (uint32_t j = (uint32_t)i, k = len; a->nnodes.p[j].parent;
+         j = a->nnodes.p[j].parent)
+      d->frames[--k] = a->nnodes.p[j].frame;
+  }
+  qsort(p->natives, p->nnatives, sizeof *p->natives, by_native);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
 ** Names
 ** --------------------------------------------------------------------- */
 
@@ -475,8 +603,10 @@ static const char *frame_name(const spyS_agg *a, spy_profile *p,
   case SPY_FRAME_ROOT: s = "(root)"; break;
   case SPY_FRAME_METHOD: s = lookup_name(a, 0, f->key); break;
   case SPY_FRAME_PRIM:
-  case SPY_FRAME_REGION:
-  case SPY_FRAME_NATIVE: s = namer(ud, (spy_frame_kind)f->kind, f->key); break;
+  case SPY_FRAME_REGION: s = namer(ud, (spy_frame_kind)f->kind, f->key); break;
+  case SPY_FRAME_NATIVE:
+    s = namer(ud, SPY_FRAME_NATIVE, f->ret && f->key ? f->key - 1 : f->key);
+    break;
   case SPY_FRAME_GC: s = "GC"; break;
   case SPY_FRAME_CUT:
     snprintf(buf, sizeof buf, "... %" PRIu64 " frames cut ...", f->key);
@@ -616,5 +746,5 @@ int spyS_agg_build(const spyS_agg *a, spy_profile *p, spyS_namer namer,
       d->obs[j].ns = spyH_ticks_to_ns(r->obs[j].ns);
     }
   }
-  return 0;
+  return build_natives(a, p);
 }

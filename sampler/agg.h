@@ -30,6 +30,8 @@ SPY_INTERNAL void spyS_cache_free(spyS_cache *c);
 SPY_INTERNAL void spyS_agg_record(spyS_agg *a, spyS_cache *c,
                                   const spyH_rec *rec);
 SPY_INTERNAL void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec);
+/* ... and from its native ring (native stacks inside primitives). */
+SPY_INTERNAL void spyS_agg_native(spyS_agg *a, const spyH_rec *rec);
 
 /* Apply queued names (takes ownership of the list). */
 SPY_INTERNAL void spyS_agg_names(spyS_agg *a, spyH_name *list);
@@ -41,8 +43,12 @@ SPY_INTERNAL void spyS_agg_name_missing(spyS_agg *a, const spy_host *h);
 typedef const char *(*spyS_namer)(void *ud, spy_frame_kind kind,
                                   uint64_t key);
 
-/* Fill frames, nodes, processes, steps, regions and each prim's obs of p
-** (p->prims must already hold cfg->nprims entries). 0 or SPY_ENOMEM. */
+/* Fill frames, nodes, processes, steps, regions, natives and each prim's
+** obs of p
+** (p->prims must already hold cfg->nprims entries). Native frames are
+** named with namer(ud, SPY_FRAME_NATIVE, addr), addr being the IP for an
+** interrupted pc and the IP minus one for a return address. 0 or
+** SPY_ENOMEM. */
 SPY_INTERNAL int spyS_agg_build(const spyS_agg *a, spy_profile *p,
                                 spyS_namer namer, void *ud);
 

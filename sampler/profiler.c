@@ -11,7 +11,9 @@
 #include <time.h>
 
 #include "profile/profile.h"
+#include "sampler/symbols.h"
 #include "vm-hooks/clock.h"
+#include "vm-hooks/native.h"
 
 #define RELAXED memory_order_relaxed
 
@@ -45,6 +47,8 @@ void spy_options_init(spy_options *o) {
   o->longest = 20;
   o->max_prims = 1024;
   o->max_regions = 256;
+  o->native_stacks = 0;
+  o->native_interval_ns = 1000000;
 }
 
 static int pow2(size_t x) { return x && !(x & (x - 1)); }
@@ -60,6 +64,10 @@ static int check_options(const spy_options *o) {
   if (o->max_prims == 0 || o->max_prims > (1u << 20)) return SPY_EINVAL;
   if (o->max_regions == 0 || o->max_regions > (1u << 20)) return SPY_EINVAL;
   if (o->reservoir > (1u << 24) || o->longest > 100000) return SPY_EINVAL;
+  if (o->native_stacks != 0 && o->native_stacks != 1) return SPY_EINVAL;
+  if (o->native_stacks && (o->native_interval_ns < 10000 ||
+                           o->native_interval_ns > 10000000000ull))
+    return SPY_EINVAL; /* 10 us .. 10 s */
   return 0;
 }
 
@@ -88,7 +96,7 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   spyH_cfg *c = &p->cfg;
   c->interval = spyH_ns_to_ticks(o->interval_ns);
   if (c->interval == 0) c->interval = 1;
-  c->near = spyH_ns_to_ticks(2000);
+  c->hook_cap = spyH_ns_to_ticks(2000);
   c->mode = o->mode;
   c->leaf_cap = o->max_depth - o->max_depth / 2;
   c->root_cap = o->max_depth / 2;
@@ -97,6 +105,8 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   c->max_prims = o->max_prims;
   c->prim_flags = p->prim_flags;
   c->max_regions = o->max_regions;
+  c->native = o->native_stacks;
+  c->native_interval = spyH_ns_to_ticks(o->native_interval_ns);
   atomic_init(&c->epoch, 0);
   atomic_init(&c->origin, 0);
   atomic_init(&p->running, 0);
@@ -139,6 +149,7 @@ int spy_profiler_free(spy_profiler *p) {
   free(p->regions);
   free(p->dead);
   spyS_agg_free(p->agg);
+  spyS_symbols_free(p->symbols);
   free(p);
   return 0;
 }
@@ -215,7 +226,9 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
     }
   pthread_mutex_unlock(&p->lock);
   spy_vm *v;
-  int rc = spyH_slot_new(&v, &p->cfg, &p->opt, host);
+  int rc = p->cfg.native ? spyH_native_install() : 0;
+  if (rc) return rc;
+  rc = spyH_slot_new(&v, &p->cfg, &p->opt, host);
   if (rc) return rc;
   v->prof = p;
   if (!(v->sampler_data = spyS_cache_new(&p->cfg))) {
@@ -228,6 +241,7 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
   if (atomic_load(&p->running))
     atomic_store_explicit(&v->hot.active, 1, memory_order_release);
   pthread_mutex_unlock(&p->lock);
+  if (p->cfg.native) spyH_native_bind(v);
   *out = v;
   return 0;
 }
@@ -236,6 +250,7 @@ int spy_detach(spy_vm *v) {
   if (!v) return 0;
   spy_profiler *p = v->prof;
   if (!pthread_equal(v->thread, pthread_self())) return SPY_ESTATE;
+  if (p->cfg.native) spyH_native_unbind(v); /* before the slot goes */
   pthread_mutex_lock(&p->lock);
   /* A stop made by another thread left this thread's last stretch to be
   ** charged here; a running profiler charges up to now. */
@@ -301,8 +316,8 @@ int spy_start(spy_profiler *p) {
   atomic_store_explicit(&p->cfg.origin, now, RELAXED);
   atomic_fetch_add_explicit(&p->cfg.epoch, 1, memory_order_release);
   for (spy_vm *v = p->vms; v; v = v->next) {
+    atomic_store_explicit(&v->deadline_pub, 0, RELAXED);
     atomic_store_explicit(&v->hot.active, 1, memory_order_release);
-    atomic_store_explicit(&v->hot.countdown, 0, RELAXED);
   }
   p->run_start = now;
   atomic_store(&p->running, 1);
@@ -328,7 +343,7 @@ int spy_stop(spy_profiler *p) {
     } else {
       /* Its own thread charges the rest at its next slow path. */
       atomic_store_explicit(&v->final_at, now, RELAXED);
-      atomic_store_explicit(&v->hot.countdown, 0, RELAXED);
+      atomic_store_explicit(&v->hot.trap, 1, RELAXED);
     }
   }
   p->wall_ticks += now - p->run_start;
@@ -348,6 +363,13 @@ static const char *namer(void *ud, spy_frame_kind kind, uint64_t key) {
   spy_profiler *p = ud;
   if (kind == SPY_FRAME_PRIM && key < p->cfg.nprims) return p->prims[key].name;
   if (kind == SPY_FRAME_REGION && key < p->nregions) return p->regions[key];
+  /* Native frames: key is the address to look up (agg.c passes a return
+  ** address minus one). The Dwfl is made on first use, here in the
+  ** snapshot path, never in the signal handler. */
+  if (kind == SPY_FRAME_NATIVE && p->cfg.native) {
+    if (!p->symbols) p->symbols = spyS_symbols_new();
+    return p->symbols ? spyS_symbols_name(p->symbols, key) : NULL;
+  }
   return NULL;
 }
 
@@ -430,6 +452,7 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   pr->gc.max_ns = spyH_ticks_to_ns(gcm);
   pr->hook_ns = spyH_ticks_to_ns(hook);
   int rc = build_prims(p, pr);
+  spyS_symbols_begin(p->symbols);
   if (rc == 0) rc = spyS_agg_build(p->agg, pr, namer, p);
   /* Every call of a cost-recording primitive was offered to its reservoir;
   ** the exact count is the call count. */

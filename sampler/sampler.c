@@ -1,17 +1,22 @@
 /*
 ** sampler/sampler.c: the sampler thread.
 **
-** It drains the rings into the aggregate about once a millisecond and, in
-** poll mode, runs a watchdog for threads descheduled past a deadline. In
-** SPY_MODE_TIMER it also plays MessageTally's timer: at every grid point it
-** marks each thread's sample due, and the thread's next poll takes it. It
-** never calls into an interpreter and never reads interpreter memory.
+** It sleeps until the next thread's deadline, marks the samples that are
+** due (each thread's next hook takes its own), and drains the rings into
+** the aggregate about once a millisecond. It never calls into an
+** interpreter and never reads interpreter memory.
 */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sampler/profiler.h"
 #include "vm-hooks/clock.h"
@@ -32,6 +37,10 @@ static void on_obs(void *ud, const spyH_rec *rec) {
   spyS_agg_obs(ud, rec);
 }
 
+static void on_native(void *ud, const spyH_rec *rec) {
+  spyS_agg_native(ud, rec);
+}
+
 void spyS_drain_all(spy_profiler *p) {
   for (spy_vm *v = p->vms; v; v = v->next) {
     /* Names first, so a sample never precedes the name sent before it. */
@@ -39,6 +48,7 @@ void spyS_drain_all(spy_profiler *p) {
     drain_ctx d = {p->agg, v->sampler_data};
     spyH_ring_drain(&v->ring, on_record, &d);
     spyH_ring_drain(&v->obs_ring, on_obs, p->agg);
+    if (p->cfg.native) spyH_ring_drain(&v->native_ring, on_native, p->agg);
   }
   p->drains++;
 }
@@ -56,38 +66,61 @@ static void sleep_until(uint64_t target) {
   }
 }
 
-/* The next wake-up: the next drain or watchdog round, and in timer mode
-** the next grid point (the "timer interrupt"). */
+/* The next wake-up: the earliest deadline of a running thread (one that has
+** not synchronised publishes 0: due now), and the next drain. A thread still
+** marked has not taken its sample yet (busy in a long primitive, or off the
+** CPU): look again an interval later, by when it has usually taken it and
+** published its next deadline. */
 static uint64_t next_wake(spy_profiler *p, uint64_t now, uint64_t wake_at) {
-  if (p->cfg.mode != SPY_MODE_TIMER) return wake_at;
-  uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
-  uint64_t iv = p->cfg.interval;
-  uint64_t next = origin + ((now - origin) / iv + 1) * iv;
-  return next < wake_at ? next : wake_at;
-}
-
-/* The timer fired: every running thread takes a sample at its next poll. */
-static void fire_timer(spy_profiler *p) {
-  for (spy_vm *v = p->vms; v; v = v->next) {
-    if (!atomic_load_explicit(&v->hot.active, RELAXED)) continue;
-    atomic_store_explicit(&v->trap, 1, RELAXED);
-    atomic_store_explicit(&v->hot.countdown, 0, RELAXED);
-  }
-}
-
-/* The watchdog (poll mode). A thread's countdown counts polls, not time: if
-** the thread was descheduled past its deadline, the countdown would expire
-** late, in whatever code runs by then. The watchdog runs while such a thread
-** is off the CPU and zeroes its countdown, so its first poll after resuming
-** takes the sample, charged to the code that was really running. */
-static void watchdog(spy_profiler *p, uint64_t now) {
-  uint64_t late = p->cfg.interval / 2;
   for (spy_vm *v = p->vms; v; v = v->next) {
     if (!atomic_load_explicit(&v->hot.active, RELAXED)) continue;
     uint64_t d = atomic_load_explicit(&v->deadline_pub, RELAXED);
-    if (d && d + late < now)
-      atomic_store_explicit(&v->hot.countdown, 0, RELAXED);
+    if (atomic_load_explicit(&v->hot.trap, RELAXED))
+      d = (d > now ? d : now) + p->cfg.interval;
+    if (d < wake_at) wake_at = d;
   }
+  return wake_at;
+}
+
+/* Mark the sample of every running thread whose deadline has passed: its
+** next hook takes it. This is the timer of both modes; the modes differ in
+** which hooks take a mark (vm-hooks/hooks.c). It also catches a thread that
+** was descheduled past its deadline: the mark waits for it, and its first
+** poll after resuming charges the code that was running. */
+static void mark_due(spy_profiler *p, uint64_t now) {
+  for (spy_vm *v = p->vms; v; v = v->next) {
+    if (!atomic_load_explicit(&v->hot.active, RELAXED)) continue;
+    if (atomic_load_explicit(&v->deadline_pub, RELAXED) <= now)
+      atomic_store_explicit(&v->hot.trap, 1, RELAXED);
+  }
+}
+
+/* Native stacks: SIGPROF to every thread that has been inside one
+** primitive for longer than the native interval, counted from the later of
+** the primitive's start and the last signal sent to it. The handler in
+** that thread records its native stack (vm-hooks/native.c). */
+static void native_round(spy_profiler *p, uint64_t now) {
+  uint64_t iv = p->cfg.native_interval;
+  pid_t self = getpid();
+  for (spy_vm *v = p->vms; v; v = v->next) {
+    if (!atomic_load_explicit(&v->hot.active, RELAXED)) continue;
+    uint64_t since = atomic_load_explicit(&v->native_since, RELAXED);
+    if (!atomic_load_explicit(&v->native_prim, RELAXED)) continue;
+    uint64_t from = since > v->native_sent ? since : v->native_sent;
+    if (now < from || now - from < iv) continue;
+    v->native_sent = now;
+    syscall(SYS_tgkill, self, v->tid, SIGPROF);
+  }
+}
+
+/* The sampler's wake-ups are the samples' moments: on a busy machine a
+** normal thread waking up can wait milliseconds for a CPU. Ask for the
+** lowest real-time priority (it sleeps almost all the time, so it cannot
+** starve anything), else the highest nice boost allowed, else nothing. */
+static void raise_priority(void) {
+  struct sched_param sp = {.sched_priority = 1};
+  if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0) return;
+  if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10) == 0) return;
 }
 
 void *spyS_thread_main(void *arg) {
@@ -95,38 +128,34 @@ void *spyS_thread_main(void *arg) {
   /* Wake-ups as precise as the kernel allows: the default 50 us slack
   ** would cap the rate near 20 kHz. */
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  raise_priority();
   uint64_t drain_period = spyH_ns_to_ticks(1000000);
-  /* Watchdog rounds: once per interval, but between 250 us and 1 ms. */
-  uint64_t dog_period = p->cfg.interval;
-  if (dog_period < spyH_ns_to_ticks(250000)) dog_period = spyH_ns_to_ticks(250000);
-  if (dog_period > drain_period) dog_period = drain_period;
-  uint64_t last_drain = 0, last_dog = 0, last_tick = UINT64_MAX;
+  uint64_t last_drain = 0;
+  /* Native rounds: four per native interval, but at most every 100 us and
+  ** at least every drain. */
+  uint64_t nat_period = p->cfg.native_interval / 4, last_nat = 0;
+  if (nat_period < spyH_ns_to_ticks(100000))
+    nat_period = spyH_ns_to_ticks(100000);
+  if (nat_period > drain_period) nat_period = drain_period;
   pthread_mutex_lock(&p->lock);
   while (!p->quit) {
     if (!atomic_load_explicit(&p->running, RELAXED)) {
       pthread_cond_wait(&p->cond, &p->lock);
       continue;
     }
-    uint64_t now = spyH_now();
     uint64_t wake_at = last_drain + drain_period;
-    if (p->cfg.mode == SPY_MODE_POLL && last_dog + dog_period < wake_at)
-      wake_at = last_dog + dog_period;
-    uint64_t wake = next_wake(p, now, wake_at);
+    if (p->cfg.native && last_nat + nat_period < wake_at)
+      wake_at = last_nat + nat_period;
+    uint64_t wake = next_wake(p, spyH_now(), wake_at);
     pthread_mutex_unlock(&p->lock);
     sleep_until(wake);
     pthread_mutex_lock(&p->lock);
     if (!atomic_load_explicit(&p->running, RELAXED)) continue;
-    now = spyH_now();
-    if (p->cfg.mode == SPY_MODE_POLL && now - last_dog >= dog_period) {
-      watchdog(p, now);
-      last_dog = now;
-    }
-    if (p->cfg.mode == SPY_MODE_TIMER) {
-      /* Once per grid point passed, however late the wake-up. */
-      uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
-      uint64_t tick = (now - origin) / p->cfg.interval;
-      if (tick != last_tick && tick > 0) fire_timer(p);
-      last_tick = tick;
+    uint64_t now = spyH_now();
+    mark_due(p, now);
+    if (p->cfg.native && now - last_nat >= nat_period) {
+      native_round(p, now);
+      last_nat = now;
     }
     if (now - last_drain >= drain_period) {
       spyS_drain_all(p);

@@ -211,6 +211,12 @@ static void same(const spy_profile *a, const spy_profile *b) {
     EQ_(regions[i].total_ns); EQ_(regions[i].max_ns);
   }
   EQ_(gc.count); EQ_(gc.total_ns); EQ_(gc.max_ns);
+  EQ_(nnatives); /* native stacks (optional section 10) */
+  for (size_t i = 0; i < a->nnatives; i++) {
+    EQ_(natives[i].prim); EQ_(natives[i].count); EQ_(natives[i].nframes);
+    for (uint32_t k = 0; k < a->natives[i].nframes; k++)
+      EQ_(natives[i].frames[k]);
+  }
 #undef EQ_
 #undef EQS_
 }
@@ -398,8 +404,23 @@ static tb rebuild(const unsigned char *b, size_t len, uint64_t tag,
 ** Round trips and the fixture
 ** --------------------------------------------------------------------- */
 
+/* Native stacks for synth()'s profile: two paths under prim 0, one under
+** prim 2, through its one native frame (7). Added only in the round trip,
+** so the fixture (which predates natives) keeps its bytes. */
+static void add_natives(spy_profile *p) {
+  p->nnatives = 3;
+  p->natives = spyP_calloc(p, 3, sizeof *p->natives);
+  uint32_t *fr = spyP_calloc(p, 4, sizeof *fr);
+  T_ASSERT(p->natives && fr);
+  fr[0] = fr[1] = fr[2] = fr[3] = 7;
+  p->natives[0] = (spy_native){0, 2, fr, 40};
+  p->natives[1] = (spy_native){0, 1, fr + 2, 9};
+  p->natives[2] = (spy_native){2, 1, fr + 3, 1};
+}
+
 static void roundtrip_file(void) {
   spy_profile *p = synth(), *q = NULL;
+  add_natives(p);
   char path[4200], err[512];
   snprintf(path, sizeof path, "%s/run.spy", t_tmpdir());
   int rc = spy_profile_save(p, path, err, sizeof err);

@@ -2,16 +2,19 @@
 ** vm-hooks/hooks.c: the out-of-line halves of the hooks.
 **
 ** Attribution (SPY_MODE_POLL). Samples fall due on a fixed grid, origin +
-** k * interval. Every slow path first asks whether a grid point has passed
-** since the last sample; if so it takes the sample *before* changing state,
-** so the tick is charged to what was running when it fell due: a primitive
-** that was running, a GC, the process being switched away from. A sample's
-** weight is the grid time since the previous one, so a late poll never
+** k * interval; the sampler thread marks a thread's sample due (its trap)
+** when a grid point has passed. The next hook to run takes it, *before*
+** changing state: a poll charges the running code, the end of a primitive
+** the primitive, a GC end the GC, a process switch the process switched
+** from. So the instant of a sample is the instant the mark arrived, which
+** does not depend on what the program does, and time inside a primitive is
+** charged to the primitive and not to the code that runs next. A sample's
+** weight is the grid time since the previous one, so a late mark never
 ** loses time and the weights of a thread add up to its profiled time.
 **
-** SPY_MODE_TIMER is MessageTally's behaviour for comparison: the sampler's
-** timer sets the trap, the next poll charges the time since the previous
-** sample to whatever runs at that poll, and transitions take no samples.
+** SPY_MODE_TIMER is MessageTally's behaviour for comparison: only polls
+** take marked samples, so a mark that arrives inside a primitive is taken
+** by the first poll after it, and charged to whatever runs then.
 **
 ** Everything here runs in the interpreter thread: no locks, no allocation,
 ** no waiting. A full ring drops the record and counts it.
@@ -48,6 +51,19 @@ static inline int32_t cur_prim(const spy_vm *v) {
   return v->prim[i].prim;
 }
 
+/* Native stacks: publish the innermost tracked primitive and when it began
+** (or none), for the sampler's SIGPROF rounds and the handler. Called only
+** when cfg->native is on. */
+static void native_pub(spy_vm *v) {
+  uint32_t n = v->nprim < SPY_PRIM_NEST ? v->nprim : SPY_PRIM_NEST;
+  if (n == 0 || v->prim[n - 1].prim < 0) {
+    st(&v->native_prim, 0);
+    return;
+  }
+  st(&v->native_since, v->prim[n - 1].t0);
+  st(&v->native_prim, (uint64_t)v->prim[n - 1].prim + 1);
+}
+
 /* ------------------------------------------------------------------------
 ** Records
 ** --------------------------------------------------------------------- */
@@ -63,9 +79,26 @@ static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
   uint64_t beyond = depth - nleaf;
   uint32_t nroot = beyond < c->root_cap ? (uint32_t)beyond : c->root_cap;
   uint32_t nreg = v->nregion < SPY_REGION_NEST ? v->nregion : SPY_REGION_NEST;
+  uint32_t n = nleaf + nroot;
+  uint64_t *cur = v->cur_keys;
+  memcpy(cur, v->walk_buf, nleaf * sizeof *cur);
+  /* The root part was pushed into a ring of root_cap keys; the kept ones
+  ** are pushes beyond-nroot .. beyond-1, the last of them the root. */
+  for (uint32_t j = 0; j < nroot; j++)
+    cur[nleaf + j] = v->walk_buf[c->leaf_cap + (beyond - nroot + j) % c->root_cap];
+  /* A sample sends only what differs from the thread's previous one at
+  ** the root end: this keeps records small and the rings' cache traffic
+  ** between the cores low. */
+  uint32_t same = 0;
+  if (type == SPYH_REC_SAMPLE) {
+    uint32_t lim = n < v->prev_n ? n : v->prev_n;
+    while (same < lim &&
+           cur[n - 1 - same] == v->prev_keys[v->prev_n - 1 - same])
+      same++;
+  }
   uint32_t size_b = (uint32_t)(sizeof(spyH_sample) +
                                nreg * sizeof(spyH_regmark) +
-                               (nleaf + nroot) * sizeof(uint64_t));
+                               (n - same) * sizeof(uint64_t));
   spyH_sample *r = spyH_ring_reserve(&v->ring, size_b);
   if (!r) {
     add(&v->dropped, 1);
@@ -83,20 +116,20 @@ static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
   r->kind = kind;
   r->nleaf = (uint16_t)nleaf;
   r->nroot = (uint16_t)nroot;
-  r->pad_ = 0;
+  r->same = same;
   spyH_regmark *m = (spyH_regmark *)(r + 1);
   for (uint32_t i = 0; i < nreg; i++) {
     m[i].id = v->region[i].id;
     m[i].pad_ = 0;
     m[i].depth = v->region[i].depth;
   }
-  uint64_t *k = (uint64_t *)(m + nreg);
-  memcpy(k, v->walk_buf, nleaf * sizeof *k);
-  /* The root part was pushed into a ring of root_cap keys; the kept ones
-  ** are pushes beyond-nroot .. beyond-1, the last of them the root. */
-  for (uint32_t j = 0; j < nroot; j++)
-    k[nleaf + j] = v->walk_buf[c->leaf_cap + (beyond - nroot + j) % c->root_cap];
+  memcpy(m + nreg, cur, (n - same) * sizeof *cur);
   spyH_ring_commit(&v->ring, r);
+  if (type == SPYH_REC_SAMPLE) { /* the sampler now has these keys */
+    v->cur_keys = v->prev_keys;
+    v->prev_keys = cur;
+    v->prev_n = n;
+  }
 }
 
 static void emit_sample(spy_vm *v, uint64_t w, int32_t prim, int gc) {
@@ -145,6 +178,7 @@ static void sync_epoch(spy_vm *v) {
   v->nprim = 0;
   v->gc_depth = 0;
   v->nregion = 0;
+  if (SPY_UNLIKELY(c->native)) native_pub(v);
 }
 
 /* The weight due at `now`: grid time since the last sample when a grid
@@ -189,75 +223,53 @@ void spyH_final(spy_vm *v, uint64_t until) {
 ** The hooks
 ** --------------------------------------------------------------------- */
 
-/* Set the countdown so that the next clock check comes just after the next
-** deadline, from the thread's poll rate. Far from the deadline it aims at
-** 7/8 of the way (a poll rate that drops cannot make it overshoot much);
-** within a couple of microseconds it aims at the deadline itself. So a
-** sample is taken within about a poll of its grid point and is charged to
-** what really ran then, not to what runs a little later. Transitions that
-** read the clock anyway (primitive end, GC end, switch) re-arm too: a
-** primitive eats time without polls, and a countdown armed before it would
-** otherwise expire late by the primitive's length. */
-static void arm(spy_vm *v, uint64_t now) {
-  uint64_t rem = v->deadline > now ? v->deadline - now : 0;
-  uint64_t want = rem > v->cfg->near ? rem - rem / 8 : rem;
-  double n = v->rate * (double)want;
-  int32_t c = n < 1 ? 1 : n > SPYH_TIMER_POLLS ? SPYH_TIMER_POLLS : (int32_t)n;
-  v->cd_armed = c;
-  v->cd_time = now;
-  atomic_store_explicit(&v->hot.countdown, c, RELAXED);
+/* Poll mode: a transition takes the sample the sampler marked due, so that
+** the moment of a sample is the moment the mark arrived (independent of
+** what the program is doing), and a mark that arrives inside a primitive
+** or a GC is charged to it. Transitions do not look at the clock for this:
+** a transition that took every grid point passed since the last sample
+** would charge code that ran earlier to whatever precedes the transition. */
+static inline int take_mark(spy_vm *v) {
+  if (!atomic_load_explicit(&v->hot.trap, RELAXED)) return 0;
+  atomic_store_explicit(&v->hot.trap, 0, RELAXED);
+  return 1;
 }
 
-/* The countdown expired: learn the poll rate over the stretch since it was
-** armed (a stretch of a few polls is noisy: average it in), then re-arm. */
-static void rearm(spy_vm *v, uint64_t now) {
-  uint64_t polls = (uint64_t)v->cd_armed + 1;
-  uint64_t dt = now - v->cd_time;
-  if (dt) {
-    double r = (double)polls / (double)dt;
-    v->rate = v->rate == 0 || polls >= 64 ? r : (v->rate + r) / 2;
-  }
-  arm(v, now);
-}
-
-/* After a transition in poll mode: re-arm from the known rate. */
-static inline void rearm_after(spy_vm *v, uint64_t now) {
-  if (poll_mode(v) && v->rate > 0) arm(v, now);
-}
-
+/* Both modes: the sampler marked a sample due; charge the grid time passed
+** to what runs now (in timer mode, with no primitive or GC frame). */
 void spy_poll_slow_(spy_vm *v) {
-  if (spyH_is_stopped_vm(v)) {
-    atomic_store_explicit(&v->hot.countdown, INT32_MAX / 2, RELAXED);
-    return;
-  }
+  atomic_store_explicit(&v->hot.trap, 0, RELAXED);
+  if (spyH_is_stopped_vm(v)) return;
   uint64_t t0 = spyH_now();
-  if (!enter(v)) {
-    atomic_store_explicit(&v->hot.countdown, SPYH_IDLE_POLLS, RELAXED);
-    v->cd_armed = SPYH_IDLE_POLLS;
-    v->cd_time = t0;
-    return;
-  }
-  if (poll_mode(v)) {
-    uint64_t w = due(v, t0);
-    if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
-    rearm(v, t0);
-  } else {
-    if (atomic_exchange_explicit(&v->trap, 0, RELAXED) && t0 > v->last) {
-      emit_sample(v, t0 - v->last, -1, 0);
-      v->last = t0;
-    }
-    atomic_store_explicit(&v->hot.countdown, SPYH_TIMER_POLLS, RELAXED);
-  }
+  if (!enter(v)) return;
+  uint64_t w = due(v, t0);
+  if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
   add(&v->hook_ticks, spyH_now() - t0);
+}
+
+/* The bracketing hooks run millions of times, and a clock read costs
+** ~10-15 ns: rather than two more reads in each call to measure the hooks'
+** own cost, time every 256th call and count it 256 times. Such a hook
+** takes tens of nanoseconds; a timing above the cap (2 us) is the thread
+** being interrupted, not the hook, and would be multiplied by 256. */
+static inline void sample_cost(spy_vm *v, uint64_t t0) {
+  if (SPY_UNLIKELY((++v->hook_n & 255) == 0)) {
+    uint64_t d = spyH_now() - t0;
+    add(&v->hook_ticks, (d < v->cfg->hook_cap ? d : v->cfg->hook_cap) * 256);
+  }
 }
 
 void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
                           uint64_t s1, uint64_t s2, uint64_t s3) {
-  uint64_t t0 = spyH_now();
+  uint64_t t0 = spyH_now(), start = t0;
   if (!enter(v)) return;
-  if (poll_mode(v)) {
+  if (poll_mode(v) && take_mark(v)) {
     uint64_t w = due(v, t0);
-    if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
+    if (w) { /* the primitive's time excludes this sample's stack walk */
+      emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
+      start = spyH_now();
+      add(&v->hook_ticks, start - t0);
+    }
   }
   if (v->nprim < SPY_PRIM_NEST) {
     __typeof__(v->prim[0]) *e = &v->prim[v->nprim];
@@ -265,12 +277,11 @@ void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
     e->nsizes = n <= 4 ? n : 4;
     e->size[0] = s0, e->size[1] = s1, e->size[2] = s2, e->size[3] = s3;
     e->gc0 = (uint32_t)ld(&v->gc_count);
-    e->t0 = spyH_now(); /* the primitive's time excludes this hook */
-    add(&v->hook_ticks, e->t0 - t0);
-  } else {
-    add(&v->hook_ticks, spyH_now() - t0);
+    e->t0 = start;
   }
   v->nprim++;
+  if (SPY_UNLIKELY(v->cfg->native)) native_pub(v);
+  sample_cost(v, t0);
 }
 
 /* Offer one call to the primitive's reservoir: the first `reservoir` calls
@@ -284,7 +295,9 @@ static void offer_obs(spy_vm *v, int32_t prim, uint64_t nth, uint64_t dur,
     uint64_t x = v->rng; /* xorshift64 */
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     v->rng = x;
-    if (x % nth >= k) return;
+    /* Keep it with probability k/nth: x * nth / 2^64 is uniform in
+    ** [0, nth), without a 64-bit division. */
+    if ((uint64_t)(((unsigned __int128)x * nth) >> 64) >= k) return;
   }
   spyH_obs_rec *r = spyH_ring_reserve(&v->obs_ring, sizeof *r);
   if (!r) {
@@ -304,11 +317,15 @@ void spy_prim_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
   if (!enter(v) || v->nprim == 0) return;
   uint32_t i = --v->nprim;
+  if (SPY_UNLIKELY(v->cfg->native)) native_pub(v);
   if (i >= SPY_PRIM_NEST) return;
   const __typeof__(v->prim[0]) *e = &v->prim[i];
-  if (poll_mode(v)) {
+  if (poll_mode(v) && take_mark(v)) {
     uint64_t w = due(v, t0);
-    if (w) emit_sample(v, w, e->prim, 0);
+    if (w) {
+      emit_sample(v, w, e->prim, 0);
+      add(&v->hook_ticks, spyH_now() - t0);
+    }
   }
   if (e->prim >= 0) {
     uint64_t dur = t0 > e->t0 ? t0 - e->t0 : 0;
@@ -322,8 +339,7 @@ void spy_prim_end_slow_(spy_vm *v) {
                 (uint32_t)ld(&v->gc_count) - e->gc0, e->nsizes, e->size);
     maybe_step(v, SPY_STEP_PRIM, e->prim, dur, e->nsizes, e->size);
   }
-  rearm_after(v, t0);
-  add(&v->hook_ticks, spyH_now() - t0);
+  sample_cost(v, t0);
 }
 
 void spy_process_set_(spy_vm *v, uint64_t pid) {
@@ -336,12 +352,12 @@ void spy_process_set_(spy_vm *v, uint64_t pid) {
 void spy_process_switch_slow_(spy_vm *v, uint64_t pid) {
   uint64_t t0 = spyH_now();
   if (enter(v)) {
-    if (poll_mode(v)) {
+    if (poll_mode(v) && take_mark(v)) {
       uint64_t w = due(v, t0);
       if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
     }
     v->nprim = 0;
-    rearm_after(v, t0);
+    if (SPY_UNLIKELY(v->cfg->native)) native_pub(v);
     add(&v->hook_ticks, spyH_now() - t0);
   }
   spy_process_set_(v, pid);
@@ -350,7 +366,7 @@ void spy_process_switch_slow_(spy_vm *v, uint64_t pid) {
 void spy_gc_begin_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
   if (!enter(v)) return;
-  if (poll_mode(v)) {
+  if (poll_mode(v) && take_mark(v)) {
     uint64_t w = due(v, t0);
     if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
   }
@@ -363,7 +379,7 @@ void spy_gc_begin_slow_(spy_vm *v) {
 void spy_gc_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
   if (!enter(v) || v->gc_depth == 0) return;
-  if (poll_mode(v)) {
+  if (poll_mode(v) && take_mark(v)) {
     uint64_t w = due(v, t0);
     if (w) emit_sample(v, w, cur_prim(v), 1);
   }
@@ -374,7 +390,6 @@ void spy_gc_end_slow_(spy_vm *v) {
     if (dur > ld(&v->gc_max)) st(&v->gc_max, dur);
     maybe_step(v, SPY_STEP_GC, -1, dur, 0, NULL);
   }
-  rearm_after(v, t0);
   add(&v->hook_ticks, spyH_now() - t0);
 }
 
@@ -388,7 +403,7 @@ static uint64_t stack_depth(spy_vm *v) {
 void spy_region_begin_slow_(spy_vm *v, int region) {
   uint64_t t0 = spyH_now();
   if (!enter(v)) return;
-  if (poll_mode(v)) {
+  if (poll_mode(v) && take_mark(v)) {
     uint64_t w = due(v, t0);
     if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
   }
@@ -405,7 +420,7 @@ void spy_region_begin_slow_(spy_vm *v, int region) {
 void spy_region_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
   if (!enter(v) || v->nregion == 0) return;
-  if (poll_mode(v)) {
+  if (poll_mode(v) && take_mark(v)) {
     uint64_t w = due(v, t0);
     if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
   }

@@ -7,6 +7,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "vm-hooks/clock.h"
 
@@ -29,12 +31,19 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
   v->rng = 0x9e3779b97f4a7c15ull ^ (uintptr_t)v;
   v->walk_buf = calloc((size_t)cfg->leaf_cap + cfg->root_cap + 1,
                        sizeof(uint64_t));
+  v->cur_keys = calloc((size_t)cfg->leaf_cap + cfg->root_cap + 1,
+                       sizeof(uint64_t));
+  v->prev_keys = calloc((size_t)cfg->leaf_cap + cfg->root_cap + 1,
+                        sizeof(uint64_t));
   v->pstat = calloc(cfg->max_prims, sizeof *v->pstat);
   v->longest = calloc(cfg->longest + 1, sizeof(uint64_t));
   int rc = SPY_ENOMEM;
-  if (v->walk_buf && v->pstat && v->longest &&
+  if (v->walk_buf && v->cur_keys && v->prev_keys && v->pstat && v->longest &&
       (rc = spyH_ring_init(&v->ring, o->ring_bytes)) == 0 &&
-      (rc = spyH_ring_init(&v->obs_ring, o->obs_ring_bytes)) == 0) {
+      (rc = spyH_ring_init(&v->obs_ring, o->obs_ring_bytes)) == 0 &&
+      (!cfg->native ||
+       (rc = spyH_ring_init(&v->native_ring, SPYH_NATIVE_RING)) == 0)) {
+    v->tid = (int)syscall(SYS_gettid); /* native stacks: tgkill's target */
     *out = v;
     return 0;
   }
@@ -52,7 +61,10 @@ void spyH_slot_free(spy_vm *v) {
   }
   spyH_ring_free(&v->ring);
   spyH_ring_free(&v->obs_ring);
+  spyH_ring_free(&v->native_ring);
   free(v->walk_buf);
+  free(v->cur_keys);
+  free(v->prev_keys);
   free(v->pstat);
   free(v->longest);
   free(v);

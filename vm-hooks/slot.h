@@ -20,7 +20,7 @@
 ** read-only while running, except the atomics. */
 typedef struct spyH_cfg {
   uint64_t interval;         /* ticks */
-  uint64_t near;             /* ticks: "close to the deadline" (2 us) */
+  uint64_t hook_cap;         /* ticks: longest credible bracketing hook */
   spy_mode mode;
   uint32_t leaf_cap, root_cap;
   uint32_t longest;          /* steps kept */
@@ -30,6 +30,8 @@ typedef struct spyH_cfg {
   uint32_t max_regions;
   atomic_uint_least64_t epoch;  /* bumped by every spy_start */
   atomic_uint_least64_t origin; /* start of the current run, ticks */
+  int native;                /* spy_options.native_stacks */
+  uint64_t native_interval;  /* ticks */
 } spyH_cfg;
 
 /* Record types. */
@@ -38,7 +40,8 @@ enum {
   SPYH_REC_SAMPLE = 1, /* a tick (or several) charged to a state */
   SPYH_REC_STEP = 2,   /* one long primitive call or GC pause */
   SPYH_REC_REGION = 3, /* one region's exact time */
-  SPYH_REC_OBS = 4     /* one cost observation (obs ring) */
+  SPYH_REC_OBS = 4,    /* one cost observation (obs ring) */
+  SPYH_REC_NATIVE = 5  /* one native stack (native ring, vm-hooks/native.h) */
 };
 
 /* Where a region began: its id and how many frames the stack had then. */
@@ -48,10 +51,12 @@ typedef struct spyH_regmark {
   uint64_t depth;
 } spyH_regmark;
 
-/* SAMPLE and STEP. Followed by nregions spyH_regmark, then nleaf + nroot
-** uint64 keys: the innermost nleaf frames innermost first, then the
-** root-most nroot frames in the same direction (the root last). When
-** depth > nleaf + nroot, frames between the two were cut. */
+/* SAMPLE and STEP. Followed by nregions spyH_regmark, then the keys: the
+** innermost nleaf frames innermost first, then the root-most nroot frames
+** in the same direction (the root last); when depth > nleaf + nroot, frames
+** between the two were cut. Of these nleaf + nroot keys only the first
+** nleaf + nroot - same are sent: consecutive samples of a thread share most
+** of their stack, and the sampler keeps the previous one. */
 typedef struct spyH_sample {
   spyH_rec h;
   uint64_t pid;
@@ -64,7 +69,8 @@ typedef struct spyH_sample {
   uint8_t nregions;
   uint8_t kind;      /* STEP: spy_step_kind */
   uint16_t nleaf, nroot;
-  uint32_t pad_;
+  uint32_t same;     /* SAMPLE: root-most keys shared with this thread's
+                        previous SAMPLE, not sent; STEP: 0 */
 } spyH_sample;
 
 /* REGION: followed by n int32 region ids, outermost first (the path). */
@@ -111,14 +117,22 @@ struct spy_vm {
   spyH_ring ring;            /* samples, steps, regions */
   spyH_ring obs_ring;        /* cost observations */
   _Atomic(spyH_name *) names;
-  atomic_uint_least64_t deadline_pub; /* deadline, for the watchdog */
+  atomic_uint_least64_t deadline_pub; /* deadline, for the sampler */
   atomic_uint_least64_t final_at;     /* nonzero: charge up to this at the
                                          next slow path (stopped elsewhere) */
   atomic_uint_least64_t dropped, obs_dropped;
   atomic_uint_least64_t hook_ticks;   /* time spent in slow paths */
   atomic_uint_least64_t pid_pub;
-  atomic_int trap;           /* SPY_MODE_TIMER: the timer fired */
   spyH_pstat *pstat;         /* [cfg->max_prims] */
+  /* Native stacks (cfg->native only; vm-hooks/native.h). The SIGPROF
+  ** handler is native_ring's only producer. native_prim is the innermost
+  ** primitive + 1 (0: none), native_since when it began (ticks); both are
+  ** written by the interpreter thread's hooks, read by the sampler and the
+  ** handler. native_sent is the sampler's own (under the profiler lock). */
+  spyH_ring native_ring;
+  atomic_uint_least64_t native_prim, native_since, native_dropped;
+  uint64_t native_sent;
+  int tid;                   /* kernel thread id, for tgkill */
   atomic_uint_least64_t gc_count, gc_ticks, gc_max;
 
   /* Interpreter thread only. */
@@ -127,10 +141,11 @@ struct spy_vm {
   uint64_t deadline;         /* next grid point */
   uint64_t pid;
   uint64_t attached_at;
-  int32_t cd_armed;          /* the countdown last set */
-  uint64_t cd_time;          /* when it was set */
-  double rate;               /* polls per tick, measured */
   uint64_t *walk_buf;        /* [leaf_cap + root_cap] */
+  uint64_t *cur_keys;        /* [leaf_cap + root_cap]: this sample's keys */
+  uint64_t *prev_keys;       /* the previous SAMPLE's keys, as sent */
+  uint32_t prev_n;
+  uint32_t hook_n;           /* bracketing hook calls, for sample_cost */
   uint64_t rng;              /* xorshift state for reservoir coin flips */
   uint64_t gc_t0;
   uint32_t gc_depth;
@@ -154,10 +169,8 @@ struct spy_vm {
   uint32_t nlongest;
 };
 
-/* Countdown values: while stopped (how soon a spy_start made by another
-** thread is noticed), and in timer mode (where the timer resets it to 0). */
-#define SPYH_IDLE_POLLS (1 << 16)
-#define SPYH_TIMER_POLLS (1 << 20)
+/* The native-stack ring's size (cfg->native only). */
+#define SPYH_NATIVE_RING (256u << 10)
 
 /* Whether v is the spy_vm_stopped() stand-in. */
 SPY_INTERNAL int spyH_is_stopped_vm(const spy_vm *v);

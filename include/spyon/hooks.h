@@ -7,9 +7,8 @@
 ** are async-signal-unsafe (call them from the interpreter loop, not from a
 ** signal handler).
 **
-** Cost when the profiler is stopped: every bracketing hook is one load and
-** one predictable branch (spy_process_switch adds one store); spy_poll is a
-** load, a store and one predictable branch (a countdown).
+** Cost when the profiler is stopped: every hook is one load and one
+** predictable branch (spy_process_switch adds one store).
 ** Compiled with -DSPY_DISABLE every hook is an empty inline function.
 **
 ** Where to call them (seed 004):
@@ -49,11 +48,9 @@ extern "C" {
 #endif
 
 /* The first bytes of every spy_vm: what the inline hooks read. Private:
-** do not touch these fields; they are here only so the hooks can inline.
-** countdown: polls left before the next clock check (the interpreter thread
-** decrements it; spy_start and the timer may reset it to 0). */
+** do not touch these fields; they are here only so the hooks can inline. */
 typedef struct spy_hot_ {
-  atomic_int countdown;
+  atomic_int trap;   /* nonzero: a sample is due (set by the sampler) */
   atomic_int active; /* nonzero while the profiler runs */
 } spy_hot_;
 
@@ -80,6 +77,23 @@ static inline void spy_stack_push(spy_stack *s, uint64_t key) {
     s->keys_[s->leaf_cap_ + (d - s->leaf_cap_) % s->root_cap_] = key;
 }
 
+/* For very deep stacks, a walker that can jump (frames in an array, say)
+** need not visit every frame: push the innermost spy_stack_leaf_cap()
+** frames, call spy_stack_skip() with the number of frames between them and
+** the root-most spy_stack_root_cap() ones, then push those. Skipped frames
+** count in the depth (the cut node says how many were left out). Skip only
+** where at least spy_stack_root_cap() frames still follow; with both caps
+** 0 (a walk that only counts frames) the whole stack may be skipped. */
+static inline uint32_t spy_stack_leaf_cap(const spy_stack *s) {
+  return s->leaf_cap_;
+}
+static inline uint32_t spy_stack_root_cap(const spy_stack *s) {
+  return s->root_cap_;
+}
+static inline void spy_stack_skip(spy_stack *s, uint64_t n) {
+  s->depth_ += n;
+}
+
 /* ------------------------------------------------------------------------
 ** Out-of-line halves (exported, but call the inline hooks instead).
 ** --------------------------------------------------------------------- */
@@ -102,14 +116,12 @@ SPY_API void spy_region_end_slow_(spy_vm *v);
 
 #ifndef SPY_DISABLE
 
-/* The interrupt-check hook. Takes a sample when one is due. It reads the
-** clock only every so many polls: the count adapts to the poll rate so that
-** the clock is checked about four times per interval (a sample is late by
-** at most a quarter interval, and its weight is still exact). */
+/* The interrupt-check hook: one load and one predictable branch. When the
+** sampler thread has marked a sample due, takes it. */
 static inline void spy_poll(spy_vm *v) {
-  int n = atomic_load_explicit(&SPY_HOT_(v)->countdown, memory_order_relaxed);
-  atomic_store_explicit(&SPY_HOT_(v)->countdown, n - 1, memory_order_relaxed);
-  if (SPY_UNLIKELY(n <= 0)) spy_poll_slow_(v);
+  if (SPY_UNLIKELY(atomic_load_explicit(&SPY_HOT_(v)->trap,
+                                        memory_order_relaxed)))
+    spy_poll_slow_(v);
 }
 
 static inline int spy_active_(spy_vm *v) {

@@ -100,6 +100,19 @@ typedef struct spy_step {
                          frames); the primitive or GC itself is not in it */
 } spy_step;
 
+/* Native stacks inside one primitive (spy_options.native_stacks): one
+** distinct native call path, the SIGPROF signals that landed on it. frames
+** are indices into spy_profile.frames, root first (the leaf is the
+** function that was running), all of kind SPY_FRAME_NATIVE whose key is
+** the instruction pointer. These counts are extra: they do not change the
+** call tree, whose weights stay exact. */
+typedef struct spy_native {
+  uint32_t prim;      /* index into prims */
+  uint32_t nframes;
+  uint32_t *frames;   /* root first */
+  uint64_t count;     /* signals that landed on this path */
+} spy_native;
+
 /* Exact timings of a user region reached by one nesting path. */
 typedef struct spy_profile_region {
   const char *name;
@@ -130,6 +143,9 @@ struct spy_profile {
   struct {
     uint64_t count, total_ns, max_ns;
   } gc;
+  /* Native breakdown of primitives (empty unless native_stacks was on),
+  ** ordered by prim, then heaviest first. */
+  size_t nnatives;   spy_native *natives;
 
   void *priv_; /* private: the allocation arena */
 };

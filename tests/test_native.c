@@ -1,0 +1,388 @@
+/*
+** tests/test_native.c: the "native" suite: native stacks inside long
+** primitives (spy_options.native_stacks).
+**
+** Ground truth: a host whose one primitive spends about 90 % of its time in
+** a known noinline C function (spyon_test_native_spin) and 10 % in another
+** (spyon_test_native_other), about 300 ms in all. The native breakdown must
+** name the first with 80-100 % of the primitive's signals, with names that
+** come from libdw (function, module, file:line); the main tree must still
+** add up to the wall time; and with the option off nothing is installed and
+** nothing recorded.
+*/
+#include "config.h"
+
+#include <spyon.h>
+#include <spyon/hooks.h>
+#include <spyon/profile.h>
+
+#include <limits.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile/file.h"
+#include "tests/test.h"
+#include "vm-hooks/native.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+/* ------------------------------------------------------------------------
+** The host
+** --------------------------------------------------------------------- */
+
+uint64_t spyon_test_native_spin(uint64_t n, uint64_t x);
+uint64_t spyon_test_native_other(uint64_t n, uint64_t x);
+
+/* A dependent chain of multiplies: no calls, nothing to hoist. */
+__attribute__((noinline, noclone)) uint64_t
+spyon_test_native_spin(uint64_t n, uint64_t x) {
+  for (uint64_t i = 0; i < n; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    x ^= x >> 29;
+  }
+  return x;
+}
+
+__attribute__((noinline, noclone)) uint64_t
+spyon_test_native_other(uint64_t n, uint64_t x) {
+  for (uint64_t i = 0; i < n; i++) {
+    x = x * 2862933555777941757ull + 3037000493ull;
+    x ^= x >> 31;
+  }
+  return x;
+}
+
+static volatile uint64_t sink;
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Loop iterations per millisecond (best of a few tries). */
+static uint64_t per_ms(void) {
+  uint64_t best = UINT64_MAX, n = 200000;
+  for (int k = 0; k < 5; k++) {
+    uint64_t t = mono_ns();
+    sink = spyon_test_native_spin(n, sink);
+    t = mono_ns() - t;
+    if (t < best) best = t;
+  }
+  return best ? n * 1000000u / best : n;
+}
+
+static void walk(void *ud, spy_stack *st) {
+  (void)ud;
+  spy_stack_push(st, 2); /* Main>>work */
+  spy_stack_push(st, 1); /* Main>>run */
+}
+
+/* Run `calls` primitive calls of ~10 ms: 9 in spin, 1 in other. Not
+** inlined: the tests look for it as spin's caller. */
+__attribute__((noinline)) static void workload(spy_vm *v, int prim, int calls) {
+  uint64_t k = per_ms();
+  for (int c = 0; c < calls; c++) {
+    spy_poll(v);
+    spy_prim_begin1(v, prim, 10);
+    sink = spyon_test_native_spin(9 * k, sink);
+    sink = spyon_test_native_other(k, sink);
+    spy_prim_end(v);
+  }
+}
+
+/* A profile of the workload, its tree checked against the wall time. */
+static spy_profile *profile_run(int native, int calls) {
+  spy_profiler *pr;
+  spy_vm *v;
+  spy_options o;
+  spy_options_init(&o);
+  o.native_stacks = native;
+  o.native_interval_ns = 500000;
+  T_EQ_INT(spy_profiler_new(&pr, &o), 0);
+  int prim = spy_prim_register(pr, "Test>>nativeWork", "n", 0);
+  T_EQ_INT(prim, 0);
+  spy_host h = {.walk = walk};
+  T_EQ_INT(spy_attach(pr, &h, &v), 0);
+  spy_name(v, 1, "Main>>run");
+  spy_name(v, 2, "Main>>work");
+  spy_process_switch(v, 1);
+  T_EQ_INT(spy_start(pr), 0);
+  workload(v, prim, calls);
+  T_EQ_INT(spy_stop(pr), 0);
+  spy_profile *p = NULL;
+  T_EQ_INT(spy_profile_take(pr, &p), 0);
+  T_EQ_INT(spy_detach(v), 0);
+  T_EQ_INT(spy_profiler_free(pr), 0);
+  T_EQ_INT(p->prims[0].calls, calls);
+  /* The main tree is unchanged by the signals: it adds up to the wall. */
+  uint64_t sum = 0;
+  for (size_t i = 0; i < p->nprocesses; i++) sum += p->processes[i].total_ns;
+  T_NEAR((double)sum, (double)p->wall_ns, 0.01 * (double)p->wall_ns);
+  return p;
+}
+
+/* The leaf frame of a native path. */
+static const spy_frame *leaf(const spy_profile *p, const spy_native *nt) {
+  T_ASSERT(nt->nframes > 0 && nt->frames[nt->nframes - 1] < p->nframes);
+  return &p->frames[nt->frames[nt->nframes - 1]];
+}
+
+static int starts(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* ------------------------------------------------------------------------
+** Tests
+** --------------------------------------------------------------------- */
+
+/* The primitive's native signals land in spin about 90 % of the time. */
+static void breakdown(void) {
+  spy_profile *p = profile_run(1, 30);
+  T_ASSERT(p->nnatives > 0);
+  char exe[PATH_MAX];
+  ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  T_ASSERT(el > 0);
+  exe[el] = '\0';
+  const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+  char want_spin[PATH_MAX + 64], want_other[PATH_MAX + 64];
+  snprintf(want_spin, sizeof want_spin, "spyon_test_native_spin (%s)", base);
+  snprintf(want_other, sizeof want_other, "spyon_test_native_other (%s)",
+           base);
+  uint64_t total = 0, spin = 0, other = 0;
+  int line = 0;
+  for (size_t i = 0; i < p->nnatives; i++) {
+    const spy_native *nt = &p->natives[i];
+    T_EQ_INT(nt->prim, 0);
+    for (uint32_t k = 0; k < nt->nframes; k++) {
+      T_ASSERT(nt->frames[k] < p->nframes);
+      T_EQ_INT(p->frames[nt->frames[k]].kind, SPY_FRAME_NATIVE);
+    }
+    const spy_frame *f = leaf(p, nt);
+    total += nt->count;
+    if (starts(f->name, want_spin)) {
+      spin += nt->count;
+      line += strstr(f->name, " test_native.c:") != NULL;
+    }
+    if (starts(f->name, want_other)) other += nt->count;
+  }
+  double share = (double)spin / (double)total;
+  fprintf(stderr, "native: %" PRIu64 " signals, spin %.1f %%, other %.1f %%\n",
+          total, 100 * share, 100.0 * (double)other / (double)total);
+  if (UNDER_TSAN) {
+    /* TSan defers asynchronous signals to its next interceptor, so the
+    ** stacks it shows the handler are not where the thread was. */
+    spy_profile_free(p);
+    return;
+  }
+  T_ASSERT(total >= 100); /* ~270 ms of primitive at one per 0.5 ms */
+  if (!(share >= 0.80 && share <= 1.0))
+    T_FAIL("spin's share %.3f not in [0.80, 1.00]", share);
+  T_ASSERT(other > 0);
+  T_ASSERT(line > 0); /* dwfl_module_getsrc found the line */
+  /* The stack goes on past the primitive: spin's caller is the test's
+  ** workload (GCC may name a clone of it "workload.constprop.0"). */
+  int caller = 0;
+  for (size_t i = 0; i < p->nnatives; i++) {
+    const spy_native *nt = &p->natives[i];
+    if (!starts(leaf(p, nt)->name, want_spin) || nt->nframes < 2) continue;
+    caller += starts(p->frames[nt->frames[nt->nframes - 2]].name, "workload");
+  }
+  if (caller == 0) {
+    const spy_native *nt = &p->natives[0];
+    for (uint32_t k = 0; k < nt->nframes; k++)
+      fprintf(stderr, "  %s\n", p->frames[nt->frames[k]].name);
+    T_FAIL("no spin path has workload as spin's caller");
+  }
+
+  /* The report's section. */
+  char path[4200];
+  snprintf(path, sizeof path, "%s/report.txt", t_tmpdir());
+  FILE *f = fopen(path, "w");
+  T_ASSERT(f);
+  T_EQ_INT(spy_report_text(p, f, NULL), 0);
+  fclose(f);
+  char *txt = t_slurp(path, NULL);
+  T_ASSERT(txt);
+  const char *sec = strstr(txt, "**Native** (inside primitives)\n");
+  T_ASSERT(sec && strstr(txt, "**Primitives**") < sec);
+  T_ASSERT(starts(strchr(sec, '\n') + 1, "Test>>nativeWork  ("));
+  /* The first listed function is spin, with its share. */
+  const char *row = strchr(strchr(sec, '\n') + 1, '\n') + 1;
+  double pct = strtod(row, NULL);
+  T_NEAR(pct, 100 * share, 0.01);
+  T_ASSERT(strstr(row, "%  spyon_test_native_spin (") == strchr(row, '%'));
+  free(txt);
+  spy_profile_free(p);
+}
+
+/* A varint at b[*at], advancing *at. */
+static uint64_t get_var(const unsigned char *b, size_t *at) {
+  uint64_t v = 0;
+  for (int sh = 0;; sh += 7) {
+    unsigned c = b[(*at)++];
+    v |= (uint64_t)(c & 0x7f) << sh;
+    if (!(c & 0x80)) return v;
+  }
+}
+
+/* The file's last two sections (gc, natives) swapped, or the last one
+** doubled; then the error the loader gives. */
+static void edit_tail(const unsigned char *b, size_t len, int swap,
+                      const char *want) {
+  size_t at = SPYP_PRE_SIZE, start[16];
+  int n = 0;
+  while (at < len && n < 16) {
+    start[n++] = at;
+    get_var(b, &at);
+    at += get_var(b, &at);
+  }
+  T_ASSERT(at == len && n == 10);
+  size_t g = start[8], nat = start[9];
+  unsigned char *e = malloc(2 * len);
+  T_ASSERT(e);
+  memcpy(e, b, g);
+  size_t m = g;
+  if (swap) {
+    memcpy(e + m, b + nat, len - nat), m += len - nat;
+    memcpy(e + m, b + g, nat - g), m += nat - g;
+  } else {
+    memcpy(e + m, b + g, len - g), m += len - g;
+    memcpy(e + m, b + nat, len - nat), m += len - nat;
+  }
+  spyP_fix_preamble(e, m);
+  spy_profile *q = NULL;
+  char err[512];
+  T_EQ_INT(spy_profile_load_mem(e, m, "e.spy", &q, err, sizeof err),
+           SPY_EFORMAT);
+  if (!strstr(err, want)) T_FAIL("\"%s\" lacks \"%s\"", err, want);
+  free(e);
+}
+
+/* A profile with natives saves, loads and exports them. */
+static void file_and_json(void) {
+  spy_profile *p = profile_run(1, 10), *q = NULL;
+  T_ASSERT(p->nnatives > 0);
+  char path[4200], err[512];
+  snprintf(path, sizeof path, "%s/n.spy", t_tmpdir());
+  if (spy_profile_save(p, path, err, sizeof err)) T_FAIL("save: %s", err);
+  if (spy_profile_load(path, &q, err, sizeof err)) T_FAIL("load: %s", err);
+  T_EQ_INT(q->nnatives, p->nnatives);
+  for (size_t i = 0; i < p->nnatives; i++) {
+    T_EQ_INT(q->natives[i].prim, p->natives[i].prim);
+    T_EQ_INT(q->natives[i].count, p->natives[i].count);
+    T_EQ_INT(q->natives[i].nframes, p->natives[i].nframes);
+    for (uint32_t k = 0; k < p->natives[i].nframes; k++) {
+      T_EQ_INT(q->natives[i].frames[k], p->natives[i].frames[k]);
+      T_EQ_STR(q->frames[q->natives[i].frames[k]].name,
+               p->frames[p->natives[i].frames[k]].name);
+    }
+  }
+  snprintf(path, sizeof path, "%s/n.json", t_tmpdir());
+  FILE *f = fopen(path, "w");
+  T_ASSERT(f);
+  T_EQ_INT(spy_profile_write_json(q, f), 0);
+  fclose(f);
+  char *js = t_slurp(path, NULL);
+  char want[96];
+  snprintf(want, sizeof want, "\"natives\":[\n{\"prim\":0,\"count\":%" PRIu64,
+           q->natives[0].count);
+  T_ASSERT(js && strstr(js, want));
+  free(js);
+
+  /* The loader refuses a native path through a frame that is not native. */
+  uint32_t keep = p->natives[0].frames[0];
+  uint32_t root = 0;
+  while (p->frames[root].kind != SPY_FRAME_ROOT) root++;
+  p->natives[0].frames[0] = root;
+  unsigned char *b;
+  size_t len;
+  T_EQ_INT(spyP_encode(p, &b, &len, err, sizeof err), 0);
+  spy_profile *bad = NULL;
+  T_EQ_INT(spy_profile_load_mem(b, len, "bad.spy", &bad, err, sizeof err),
+           SPY_EFORMAT);
+  T_ASSERT(strstr(err, "native 0: frame 0: frame ") &&
+           strstr(err, "is a root frame, not a native frame"));
+  free(b);
+  p->natives[0].frames[0] = keep;
+  T_EQ_INT(spyP_encode(p, &b, &len, err, sizeof err), 0);
+  edit_tail(b, len, 1, "section 10 (natives) before section 9 (gc)");
+  edit_tail(b, len, 0, "section 10 (natives) repeated");
+  free(b);
+  spy_profile_free(p);
+  spy_profile_free(q);
+}
+
+/* Off by default: no handler, no natives, no native frames. */
+static void off_by_default(void) {
+  spy_options o;
+  spy_options_init(&o);
+  T_EQ_INT(o.native_stacks, 0);
+  T_EQ_INT(o.native_interval_ns, 1000000);
+  spy_profile *p = profile_run(0, 5);
+  T_EQ_INT(p->nnatives, 0);
+  for (size_t i = 0; i < p->nframes; i++)
+    T_ASSERT(p->frames[i].kind != SPY_FRAME_NATIVE);
+  struct sigaction cur;
+  T_EQ_INT(sigaction(SIGPROF, NULL, &cur), 0);
+  T_ASSERT(!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL);
+  T_EQ_INT(spyH_native_installed(), 0);
+  spy_profile_free(p);
+}
+
+static void foreign(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si, (void)uc;
+}
+
+/* Someone else's SIGPROF handler is not clobbered; bad intervals fail. */
+static void options_and_conflicts(void) {
+  spy_options o;
+  spy_options_init(&o);
+  o.native_stacks = 1;
+  o.native_interval_ns = 5000;
+  spy_profiler *pr = NULL;
+  T_EQ_INT(spy_profiler_new(&pr, &o), SPY_EINVAL);
+  o.native_interval_ns = 1000000;
+  o.native_stacks = 2;
+  T_EQ_INT(spy_profiler_new(&pr, &o), SPY_EINVAL);
+  o.native_stacks = 1;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = foreign;
+  sa.sa_flags = SA_SIGINFO;
+  T_EQ_INT(sigaction(SIGPROF, &sa, NULL), 0);
+  T_EQ_INT(spy_profiler_new(&pr, &o), 0);
+  spy_host h = {.walk = walk};
+  spy_vm *v = NULL;
+  T_EQ_INT(spy_attach(pr, &h, &v), SPY_EEXIST);
+  struct sigaction cur;
+  T_EQ_INT(sigaction(SIGPROF, NULL, &cur), 0);
+  T_ASSERT(cur.sa_sigaction == foreign); /* left alone */
+  /* SIG_IGN is replaced, and the handler then stays. */
+  signal(SIGPROF, SIG_IGN);
+  T_EQ_INT(spy_attach(pr, &h, &v), 0);
+  T_EQ_INT(spyH_native_installed(), 1);
+  T_EQ_INT(spy_detach(v), 0);
+  T_EQ_INT(spyH_native_installed(), 1);
+  /* A stray SIGPROF to a detached thread is ignored, not fatal. */
+  raise(SIGPROF);
+  T_EQ_INT(spy_profiler_free(pr), 0);
+}
+
+const struct spy_test t_native[] = {
+    {"breakdown", breakdown, 0},
+    {"file_and_json", file_and_json, 0},
+    {"off_by_default", off_by_default, 0},
+    {"options_and_conflicts", options_and_conflicts, 0},
+    {0},
+};
