@@ -9,9 +9,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <sys/resource.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -90,8 +87,10 @@ static uint64_t next_wake(spy_profiler *p, uint64_t now, uint64_t wake_at) {
 static void mark_due(spy_profiler *p, uint64_t now) {
   for (spy_vm *v = p->vms; v; v = v->next) {
     if (!atomic_load_explicit(&v->hot.active, RELAXED)) continue;
-    if (atomic_load_explicit(&v->deadline_pub, RELAXED) <= now)
-      atomic_store_explicit(&v->hot.trap, 1, RELAXED);
+    if (atomic_load_explicit(&v->deadline_pub, RELAXED) <= now) {
+      atomic_store_explicit(&v->marked_upto, now, memory_order_release);
+      atomic_store_explicit(&v->hot.trap, 1, memory_order_release);
+    }
   }
 }
 
@@ -113,22 +112,11 @@ static void native_round(spy_profiler *p, uint64_t now) {
   }
 }
 
-/* The sampler's wake-ups are the samples' moments: on a busy machine a
-** normal thread waking up can wait milliseconds for a CPU. Ask for the
-** lowest real-time priority (it sleeps almost all the time, so it cannot
-** starve anything), else the highest nice boost allowed, else nothing. */
-static void raise_priority(void) {
-  struct sched_param sp = {.sched_priority = 1};
-  if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0) return;
-  if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10) == 0) return;
-}
-
 void *spyS_thread_main(void *arg) {
   spy_profiler *p = arg;
   /* Wake-ups as precise as the kernel allows: the default 50 us slack
   ** would cap the rate near 20 kHz. */
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-  raise_priority();
   uint64_t drain_period = spyH_ns_to_ticks(1000000);
   uint64_t last_drain = 0;
   /* Native rounds: four per native interval, but at most every 100 us and

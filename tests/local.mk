@@ -2,7 +2,7 @@
 check_PROGRAMS += tests/runner
 tests_runner_SOURCES = tests/runner.c tests/test.h tests/test_core.c \
 	tests/test_profile.c tests/test_report.c tests/test_cost.c \
-	tests/test_st.c tests/test_native.c
+	tests/test_st.c tests/test_cost_fit.c tests/test_cost.h tests/test_native.c
 tests_runner_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS) $(JANSSON_CFLAGS)
 tests_runner_LDADD = hosts/st/libstvm.la libspyon_core.la $(GMP_LIBS) \
 	$(JANSSON_LIBS) -lm

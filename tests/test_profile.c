@@ -26,7 +26,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
+/* T_ASAN: a sanitizer that reserves a large shadow address space (ASan,
+** TSan), so no address-space limit can be set. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define T_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -182,8 +182,14 @@ static void sync_epoch(spy_vm *v) {
 }
 
 /* The weight due at `now`: grid time since the last sample when a grid
-** point has passed (advancing the grid), else 0. */
+** point has passed (advancing the grid), else 0. Only grid points the
+** sampler has marked count: one that passed just now, whose mark has not
+** come yet, is charged at the hook after its own mark -- otherwise the end
+** of every primitive would take the grid points of the code that follows
+** it. (spyH_final, at a stop, charges up to the stop.) */
 static uint64_t due(spy_vm *v, uint64_t now) {
+  uint64_t upto = atomic_load_explicit(&v->marked_upto, memory_order_acquire);
+  if (upto < now) now = upto;
   if (now < v->deadline) return 0;
   uint64_t iv = v->cfg->interval;
   uint64_t grid = v->deadline + (now - v->deadline) / iv * iv;

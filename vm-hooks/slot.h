@@ -118,6 +118,9 @@ struct spy_vm {
   spyH_ring obs_ring;        /* cost observations */
   _Atomic(spyH_name *) names;
   atomic_uint_least64_t deadline_pub; /* deadline, for the sampler */
+  atomic_uint_least64_t marked_upto;  /* the sampler's clock when it last
+                                         marked: grid points up to here
+                                         may be charged */
   atomic_uint_least64_t final_at;     /* nonzero: charge up to this at the
                                          next slow path (stopped elsewhere) */
   atomic_uint_least64_t dropped, obs_dropped;
