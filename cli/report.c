@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <spyon.h>
+#include <spyon/cost.h>
 #include <spyon/profile.h>
 
 #include "cli/cli.h"
@@ -45,7 +46,10 @@ int cli_report(int argc, char **argv) {
     fprintf(stderr, "spyon: %s\n", err);
     return 1;
   }
-  if (!strcmp(format, "text")) rc = spy_report_text(p, stdout, &ro);
+  if (!strcmp(format, "text")) {
+    spy_cost_annotate_profile(p, NULL); /* the fitted model beside prims */
+    rc = spy_report_text(p, stdout, &ro);
+  }
   else if (!strcmp(format, "json")) rc = spy_profile_write_json(p, stdout);
   else if (!strcmp(format, "folded")) rc = spy_report_folded(p, stdout, 0);
   else if (!strcmp(format, "folded-tallies"))

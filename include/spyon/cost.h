@@ -153,7 +153,7 @@ typedef struct spy_cost_options {
                              default 200 */
   size_t boot_rows;       /* above this many rows, the bootstrap resamples
                              a random boot_rows of them and rescales
-                             (m-out-of-n bootstrap); default 3000 */
+                             (m-out-of-n bootstrap); default 2000 */
   double level;           /* interval level; default 0.95 */
   double confidence;      /* D of the upper bound, in (0, 1); default 0.95 */
   int compare;            /* 1: also fit seed 002's algorithms 1 (shift)
@@ -179,7 +179,7 @@ typedef struct spy_cost_options {
 /* Fill *o with the defaults above. */
 SPY_API void spy_cost_options_init(spy_cost_options *o);
 
-/* The built-in family names, comma-separated, e.g. "const,n,logn,...". */
+/* The built-in family names, comma-separated: "const,linear,log,...". */
 SPY_API const char *spy_cost_families(void);
 
 /* Check a model expression against variable names. Returns 0, or

@@ -1,0 +1,479 @@
+/*
+** cost/plot.c: an SVG per primitive with cairo: the measured calls, the
+** fitted typical-cost curve and the D bound, on axes labelled with units.
+**
+** What goes on the x axis depends on the model: the size itself when the
+** model has one size variable; the model's one size term (a*b, say) when
+** it has one, so the fit is a straight line; otherwise the fitted time,
+** with the measured time against it. Axes that span more than two decades
+** are logarithmic, which is what timings over sizes usually need.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cairo-svg.h>
+#include <cairo.h>
+#include <dlfcn.h>
+
+#include "cost/data.h"
+#include "cost/fit.h"
+#include "cost/models.h"
+#include "cost/plot.h"
+#include "cost/util.h"
+
+#define W 900.0
+#define H 580.0
+#define ML 96.0  /* margins of the plotting area */
+#define MR 28.0
+#define MT 78.0
+#define MB 64.0
+#define MAXPTS 5000
+
+typedef struct axis {
+  double lo, hi;
+  int log;
+} axis;
+
+static double amap(const axis *a, double v) {
+  if (a->log)
+    return (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo));
+  return (v - a->lo) / (a->hi - a->lo);
+}
+
+static double px(const axis *a, double v) {
+  return ML + amap(a, v) * (W - ML - MR);
+}
+
+static double py(const axis *a, double v) {
+  return H - MB - amap(a, v) * (H - MT - MB);
+}
+
+/* Choose a range (and log scale when it spans more than two decades). */
+static void axis_fit(axis *a, double lo, double hi) {
+  if (!(hi > lo)) {
+    double d = fabs(lo) > 0 ? fabs(lo) * 0.1 : 1;
+    lo -= d;
+    hi += d;
+  }
+  a->log = lo > 0 && hi / lo > 100;
+  if (a->log) {
+    a->lo = lo / 1.3;
+    a->hi = hi * 1.3;
+  } else {
+    double pad = (hi - lo) * 0.05;
+    a->lo = lo >= 0 && lo - pad < 0 ? 0 : lo - pad;
+    a->hi = hi + pad;
+  }
+}
+
+/* Tick labels: 1, 20, 500, 10k, 2M, 1e+09. */
+static void tick_label(char *out, size_t len, double v) {
+  double a = fabs(v);
+  if (a == 0) snprintf(out, len, "0");
+  else if (a >= 1e9 || a < 1e-3) snprintf(out, len, "%.0e", v);
+  else if (a >= 1e6) snprintf(out, len, "%gM", v / 1e6);
+  else if (a >= 1e4) snprintf(out, len, "%gk", v / 1e3);
+  else snprintf(out, len, "%g", v);
+}
+
+static void text_at(cairo_t *cr, double x, double y, const char *s,
+                    double align) {
+  cairo_text_extents_t te;
+  cairo_text_extents(cr, s, &te);
+  cairo_move_to(cr, x - align * te.x_advance, y);
+  cairo_show_text(cr, s);
+}
+
+/* A time tick in its own unit: 500 ns, 1 µs, 20 ms. */
+static void time_label(char *out, size_t len, double ns) {
+  double a = fabs(ns);
+  if (a == 0) snprintf(out, len, "0");
+  else if (a >= 1e9) snprintf(out, len, "%g s", ns / 1e9);
+  else if (a >= 1e6) snprintf(out, len, "%g ms", ns / 1e6);
+  else if (a >= 1e3) snprintf(out, len, "%g \xc2\xb5s", ns / 1e3);
+  else snprintf(out, len, "%g ns", ns);
+}
+
+/* Ticks, grid lines and labels of one axis. The time axis (TIME set)
+** labels every tick with its own unit, since a log axis may span ns to
+** ms. */
+static void draw_axis(cairo_t *cr, const axis *a, int vertical, int time) {
+  double ticks[64];
+  int nt = 0;
+  if (a->log) {
+    for (double d = pow(10, floor(log10(a->lo))); d <= a->hi && nt < 60;
+         d *= 10)
+      if (d >= a->lo) ticks[nt++] = d;
+  } else {
+    double span = a->hi - a->lo, raw = span / 6;
+    double mag = pow(10, floor(log10(raw))), step = mag;
+    if (raw / mag >= 5) step = 5 * mag;
+    else if (raw / mag >= 2) step = 2 * mag;
+    for (double t = ceil(a->lo / step) * step; t <= a->hi && nt < 60;
+         t += step)
+      ticks[nt++] = fabs(t) < step * 1e-9 ? 0 : t;
+  }
+  cairo_set_font_size(cr, 11);
+  for (int i = 0; i < nt; i++) {
+    char lab[32];
+    if (time) time_label(lab, sizeof lab, ticks[i]);
+    else tick_label(lab, sizeof lab, ticks[i]);
+    cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
+    cairo_set_line_width(cr, 1);
+    if (vertical) {
+      double y = py(a, ticks[i]);
+      cairo_move_to(cr, ML, y);
+      cairo_line_to(cr, W - MR, y);
+      cairo_stroke(cr);
+      cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+      text_at(cr, ML - 6, y + 4, lab, 1);
+    } else {
+      double x = px(a, ticks[i]);
+      cairo_move_to(cr, x, MT);
+      cairo_line_to(cr, x, H - MB);
+      cairo_stroke(cr);
+      cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+      text_at(cr, x, H - MB + 16, lab, 0.5);
+    }
+  }
+}
+
+/* Whether a coefficient-free tree mentions one of the sizes. */
+static int tree_uses_size(const spyC_model *m, int k, unsigned nsizes) {
+  const spyC_node *n = &m->node[k];
+  if (n->op == SPYC_VAR) return (unsigned)n->index < nsizes;
+  return (n->a >= 0 && tree_uses_size(m, n->a, nsizes)) ||
+         (n->b >= 0 && tree_uses_size(m, n->b, nsizes));
+}
+
+/* How the x axis is chosen (see the file comment). */
+enum { X_VAR, X_TERM, X_FITTED };
+
+void spyC_plot_done(void) {
+  cairo_debug_reset_static_data();
+  /* cairo found its fonts through fontconfig, whose configuration lives
+  ** until FcFini; look it up rather than link fontconfig ourselves. */
+  void (*fini)(void);
+  *(void **)&fini = dlsym(RTLD_DEFAULT, "FcFini");
+  if (fini) fini();
+}
+
+int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
+                  const char *dir, int png, char *path_out, size_t pathlen,
+                  char *err, size_t errlen) {
+  if (!f || !d || !dir || f->status || f->prim >= d->n) return SPY_EINVAL;
+  const spyC_fitpriv *pv = SPYC_PRIV(f);
+  const spyC_prim *p = &d->prim[f->prim];
+  const spyC_model *m = &pv->m;
+  char *base = spy_cost_c_name("", f->name);
+  if (!base) return SPY_ENOMEM;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.%s", dir, base, png ? "png" : "svg");
+  free(base);
+  if (path_out && pathlen) snprintf(path_out, pathlen, "%s", path);
+
+  /* The x axis. */
+  int mode = X_FITTED, var = -1, term = -1;
+  int nused = 0;
+  for (unsigned v = 0; v < p->nsizes; v++)
+    if (spyC_model_uses(m, (int)v)) nused++, var = (int)v;
+  if (nused == 1) {
+    mode = X_VAR;
+  } else {
+    int nterm = 0;
+    for (int k = 0; k < m->ncoef; k++) {
+      const spyC_node *bn = &m->node[m->basis[k]];
+      if (bn->op == SPYC_NUM) continue;
+      /* A term of extra predictors only (c_gc*gc) is held at its mean. */
+      if (!tree_uses_size(m, m->basis[k], p->nsizes)) continue;
+      nterm++;
+      term = k;
+    }
+    if (nterm == 1 && m->offset < 0) mode = X_TERM;
+  }
+
+  /* Points: a deterministic stride through the calls. */
+  size_t stride = p->n > MAXPTS ? (p->n + MAXPTS - 1) / MAXPTS : 1;
+  size_t np = 0;
+  double *xs = malloc((p->n / stride + 2) * sizeof *xs);
+  double *ys = malloc((p->n / stride + 2) * sizeof *ys);
+  unsigned char *over = malloc(p->n / stride + 2);
+  double st[4 * SPYC_MAXDEPTH + 16], g[SPYC_MAXCOEF], off;
+  if (!xs || !ys || !over) {
+    free(xs);
+    free(ys);
+    free(over);
+    return SPY_ENOMEM;
+  }
+  double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+  for (size_t i = 0; i < p->n; i += stride) {
+    const double *v = p->x + i * p->nvars;
+    double x;
+    if (mode == X_VAR) x = v[var];
+    else if (mode == X_TERM) {
+      if (spyC_model_basis(m, v, g, &off, st) < 0) continue;
+      x = g[term];
+    } else x = spy_cost_eval(f, 0, v);
+    if (!isfinite(x)) continue;
+    double b = spy_cost_eval(f, 1, v);
+    xs[np] = x;
+    ys[np] = p->t[i];
+    over[np] = isfinite(b) && p->t[i] > b;
+    xlo = fmin(xlo, x), xhi = fmax(xhi, x);
+    ylo = fmin(ylo, p->t[i]), yhi = fmax(yhi, p->t[i]);
+    np++;
+  }
+  if (np == 0) {
+    free(xs);
+    free(ys);
+    free(over);
+    if (err && errlen) snprintf(err, errlen, "%s: nothing to plot", f->name);
+    return SPY_EINVAL;
+  }
+  /* A few zero sizes should not cost the axis its log scale: they are
+  ** drawn at its left edge. */
+  double xpos = INFINITY;
+  size_t nonpos = 0;
+  for (size_t i = 0; i < np; i++) {
+    if (xs[i] > 0) xpos = fmin(xpos, xs[i]);
+    else nonpos++;
+  }
+  axis ax, ay;
+  if (nonpos > 0 && nonpos * 20 < np && xpos < INFINITY)
+    axis_fit(&ax, xpos, xhi);
+  else
+    axis_fit(&ax, xlo, xhi);
+  if (ax.log)
+    for (size_t i = 0; i < np; i++)
+      if (xs[i] < ax.lo) xs[i] = ax.lo;
+
+  /* Curves: the fit and the bound, over the x range. */
+  enum { NC = 240 };
+  double cx[NC], cf[NC], cb[NC];
+  /* Sizes not on the axis are held at their mean; extra predictors at 0,
+  ** so that the curve is the nominal cost (no GC in the call). */
+  double mean[SPY_COST_MAXVARS];
+  memcpy(mean, pv->mean, sizeof mean);
+  for (unsigned v = p->nsizes; v < p->nvars; v++) mean[v] = 0;
+  double a0 = 0, a1 = 0, b0 = NAN, b1 = NAN;
+  if (mode == X_TERM) {
+    /* Fit and bound are affine in the term: two points define them. */
+    double gm, vals[SPY_COST_MAXVARS];
+    memcpy(vals, mean, sizeof vals);
+    spyC_model_basis(m, vals, g, &off, st);
+    gm = g[term];
+    double fm = spy_cost_eval(f, 0, vals);
+    a1 = pv->beta[term];
+    a0 = fm - a1 * gm;
+    /* Two calls with different term values pin the bound's line. */
+    size_t i1 = 0, i2 = 0;
+    for (size_t i = 0; i < np; i++) {
+      if (xs[i] < xs[i1]) i1 = i;
+      if (xs[i] > xs[i2]) i2 = i;
+    }
+    size_t r1 = i1 * stride, r2 = i2 * stride;
+    if (r1 < p->n && r2 < p->n && xs[i2] > xs[i1]) {
+      double v1 = spy_cost_eval(f, 1, p->x + r1 * p->nvars);
+      double v2 = spy_cost_eval(f, 1, p->x + r2 * p->nvars);
+      b1 = (v2 - v1) / (xs[i2] - xs[i1]);
+      b0 = v1 - b1 * xs[i1];
+    }
+  }
+  for (int k = 0; k < NC; k++) {
+    double t = (double)k / (NC - 1);
+    double x = ax.log ? pow(10, log10(ax.lo) + t * (log10(ax.hi) -
+                                                     log10(ax.lo)))
+                      : ax.lo + t * (ax.hi - ax.lo);
+    cx[k] = x;
+    if (mode == X_VAR) {
+      double vals[SPY_COST_MAXVARS];
+      memcpy(vals, mean, sizeof vals);
+      vals[var] = x;
+      cf[k] = spy_cost_eval(f, 0, vals);
+      cb[k] = spy_cost_eval(f, 1, vals);
+    } else if (mode == X_TERM) {
+      cf[k] = a0 + a1 * x;
+      cb[k] = b0 + b1 * x;
+    } else {
+      cf[k] = x;
+      cb[k] = NAN;
+    }
+    if (x >= xlo && x <= xhi) {
+      if (isfinite(cf[k]) && cf[k] > 0) ylo = fmin(ylo, cf[k]);
+      if (isfinite(cb[k])) yhi = fmax(yhi, cb[k]);
+    }
+  }
+  axis_fit(&ay, ylo, yhi);
+  if (ay.log && ylo <= 0) ay.log = 0;
+
+  cairo_surface_t *sf =
+      png ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)W, (int)H)
+          : cairo_svg_surface_create(path, W, H);
+  if (cairo_surface_status(sf) != CAIRO_STATUS_SUCCESS) {
+    if (err && errlen)
+      snprintf(err, errlen, "%s: %s", path,
+               cairo_status_to_string(cairo_surface_status(sf)));
+    cairo_surface_destroy(sf);
+    free(xs);
+    free(ys);
+    free(over);
+    return SPY_EIO;
+  }
+  cairo_t *cr = cairo_create(sf);
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+                         CAIRO_FONT_WEIGHT_NORMAL);
+  draw_axis(cr, &ax, 0, mode == X_FITTED);
+  draw_axis(cr, &ay, 1, 1);
+  cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+  cairo_set_line_width(cr, 1);
+  cairo_rectangle(cr, ML, MT, W - ML - MR, H - MT - MB);
+  cairo_stroke(cr);
+
+  /* Points, clipped to the plotting area. */
+  cairo_save(cr);
+  cairo_rectangle(cr, ML, MT, W - ML - MR, H - MT - MB);
+  cairo_clip(cr);
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 0) cairo_set_source_rgba(cr, 0.16, 0.38, 0.72, 0.35);
+    else cairo_set_source_rgba(cr, 0.90, 0.45, 0.05, 0.6);
+    for (size_t i = 0; i < np; i++) {
+      if (over[i] != pass || (ay.log && ys[i] <= 0)) continue;
+      cairo_arc(cr, px(&ax, xs[i]), py(&ay, ys[i]), 2.0, 0, 2 * M_PI);
+      cairo_fill(cr);
+    }
+  }
+  /* The curves. */
+  for (int which = 0; which < 2; which++) {
+    const double *cy = which ? cb : cf;
+    if (which) {
+      double dash[] = {7, 4};
+      cairo_set_dash(cr, dash, 2, 0);
+      cairo_set_source_rgb(cr, 0.80, 0.10, 0.10);
+    } else {
+      cairo_set_source_rgb(cr, 0.05, 0.15, 0.45);
+    }
+    cairo_set_line_width(cr, 2.2);
+    int pen = 0;
+    for (int k = 0; k < NC; k++) {
+      if (!isfinite(cy[k]) || (ay.log && cy[k] <= 0)) {
+        pen = 0;
+        continue;
+      }
+      double X = px(&ax, cx[k]), Y = py(&ay, cy[k]);
+      if (pen) cairo_line_to(cr, X, Y);
+      else cairo_move_to(cr, X, Y);
+      pen = 1;
+    }
+    cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
+  }
+  cairo_restore(cr);
+
+  /* Titles, axis labels, legend. */
+  char line[512];
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+                         CAIRO_FONT_WEIGHT_BOLD);
+  cairo_set_font_size(cr, 16);
+  text_at(cr, ML, 28, f->name, 0);
+  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+                         CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size(cr, 12);
+  snprintf(line, sizeof line, "%zu calls; %s model, R^2 %.3f; %s axes",
+           f->nobs, f->family, f->r2,
+           ax.log && ay.log ? "log-log" : ax.log ? "log x" : ay.log
+                                                        ? "log y"
+                                                        : "linear");
+  text_at(cr, ML, 48, line, 0);
+  cairo_set_font_size(cr, 13);
+  if (mode == X_VAR) snprintf(line, sizeof line, "%s (operand size)",
+                              p->var[var]);
+  else if (mode == X_TERM) {
+    char *t = spyC_tree_print(m, m->basis[term],
+                              (const char *const *)p->var);
+    snprintf(line, sizeof line, "%s (size term of the model)", t ? t : "?");
+    free(t);
+  } else snprintf(line, sizeof line, "fitted typical time per call");
+  text_at(cr, ML + (W - ML - MR) / 2, H - 20, line, 0.5);
+  snprintf(line, sizeof line, "measured time per call");
+  cairo_save(cr);
+  cairo_move_to(cr, 24, MT + (H - MT - MB) / 2);
+  cairo_rotate(cr, -M_PI / 2);
+  cairo_text_extents_t te;
+  cairo_text_extents(cr, line, &te);
+  cairo_rel_move_to(cr, -te.x_advance / 2, 0);
+  cairo_show_text(cr, line);
+  cairo_restore(cr);
+
+  /* Legend, top left inside the plot. */
+  cairo_set_font_size(cr, 11.5);
+  double lx = ML + 12, ly = MT + 18;
+  cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
+  cairo_rectangle(cr, lx - 6, ly - 13, 520, f->bound[0].ok ? 70 : 38);
+  cairo_fill(cr);
+  cairo_set_source_rgba(cr, 0.16, 0.38, 0.72, 0.7);
+  cairo_arc(cr, lx + 8, ly - 4, 3, 0, 2 * M_PI);
+  cairo_fill(cr);
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  snprintf(line, sizeof line, "measured calls (%zu shown)", np);
+  text_at(cr, lx + 24, ly, line, 0);
+  ly += 16;
+  cairo_set_source_rgb(cr, 0.05, 0.15, 0.45);
+  cairo_set_line_width(cr, 2.2);
+  cairo_move_to(cr, lx, ly - 4);
+  cairo_line_to(cr, lx + 18, ly - 4);
+  cairo_stroke(cr);
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  int extras = 0;
+  for (unsigned v = p->nsizes; v < p->nvars; v++)
+    extras |= spyC_model_uses(m, (int)v);
+  snprintf(line, sizeof line, "typical%s: %s ns",
+           extras ? " (curve without GC)" : "", f->fitted);
+  text_at(cr, lx + 24, ly, line, 0);
+  if (f->bound[0].ok) {
+    ly += 16;
+    double dash[] = {7, 4};
+    cairo_set_dash(cr, dash, 2, 0);
+    cairo_set_source_rgb(cr, 0.80, 0.10, 0.10);
+    cairo_move_to(cr, lx, ly - 4);
+    cairo_line_to(cr, lx + 18, ly - 4);
+    cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    snprintf(line, sizeof line, "D=%g%% bound: %s ns", 100 * f->confidence,
+             f->bound[0].fitted);
+    text_at(cr, lx + 24, ly, line, 0);
+    ly += 16;
+    cairo_set_source_rgba(cr, 0.90, 0.45, 0.05, 0.8);
+    cairo_arc(cr, lx + 8, ly - 4, 3, 0, 2 * M_PI);
+    cairo_fill(cr);
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    snprintf(line, sizeof line, "calls above the bound (held-out coverage "
+                                "%.1f%%)",
+             100 * f->bound[0].coverage);
+    text_at(cr, lx + 24, ly, line, 0);
+  }
+
+  cairo_destroy(cr);
+  cairo_status_t cs = png ? cairo_surface_write_to_png(sf, path)
+                          : CAIRO_STATUS_SUCCESS;
+  cairo_surface_finish(sf);
+  if (cs == CAIRO_STATUS_SUCCESS) cs = cairo_surface_status(sf);
+  cairo_surface_destroy(sf);
+  free(xs);
+  free(ys);
+  free(over);
+  if (cs != CAIRO_STATUS_SUCCESS) {
+    if (err && errlen)
+      snprintf(err, errlen, "%s: %s", path, cairo_status_to_string(cs));
+    return SPY_EIO;
+  }
+  return 0;
+}
