@@ -1,0 +1,896 @@
+/*
+** hosts/st/interp.c: the bytecode interpreter.
+**
+** Built like Lua's lvm.c: one loop over 32-bit instructions written
+** against vmfetch/vmdispatch/vmcase/vmbreak, so it compiles to computed
+** gotos under GCC/Clang and to a switch elsewhere. Interpreter state (ip,
+** sp, frame, method) lives in locals; SAVE writes it back to the running
+** Proc before anything that may look at the stack (primitives, the
+** profiler's walker, the collector, process switches) and LOAD reloads it,
+** possibly for another process.
+**
+** Sends go through a per-site monomorphic inline cache; SmallInteger
+** arithmetic and comparisons, ==, at:/at:put:/size on plain arrays and
+** strings, and value/value: on blocks run inline. Frames are C structures
+** on a per-process frame stack; the values (receiver, arguments, copied
+** values, temporaries, operands) on a per-process value stack.
+**
+** Interrupt checks (method activation and backward jumps) are where the
+** profiler polls, where the collector may run and where processes are
+** preempted, behind one countdown and one predictable branch.
+*/
+#include "config.h"
+
+#include "hosts/st/interp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ===================================================================== */
+/* Dispatch macros                                                       */
+/* ===================================================================== */
+
+#if defined(__GNUC__) && !defined(ST_NO_COMPUTED_GOTO)
+#define ST_COMPUTED_GOTO 1
+#endif
+
+#define vmfetch() (i = *ip++)
+
+#ifdef ST_COMPUTED_GOTO
+#define vmdispatch(o) goto *disptab[o];
+#define vmcase(l) L_##l:
+#define vmbreak                                                           \
+  do {                                                                    \
+    vmfetch();                                                            \
+    goto *disptab[OP(i)];                                                 \
+  } while (0)
+#else
+#define vmdispatch(o) switch (o)
+#define vmcase(l) case l:
+#define vmbreak break
+#endif
+
+#define SAVE()                                                            \
+  do {                                                                    \
+    f->ip = ip;                                                           \
+    P->sp = sp;                                                           \
+    P->f = f;                                                             \
+  } while (0)
+
+#define LOAD()                                                            \
+  do {                                                                    \
+    P = vm->cur;                                                          \
+    f = P->f;                                                             \
+    sp = P->sp;                                                           \
+    ip = f->ip;                                                           \
+    m = f->m;                                                             \
+    base = f->base;                                                       \
+  } while (0)
+
+/* Interrupt check: one countdown in the hot path. When it runs out, the
+** slow path (st_interrupt) polls the profiler with the frame state saved
+** and, every ST_ICOUNT checks, handles collection, timers, time slices and
+** SIGINT. While a profiler runs the countdown is short (prof.every), so
+** the profiler is polled every few activations or backward jumps; the
+** code here is the same with or without the hooks compiled in, so that a
+** stopped profiler costs nothing. */
+#define INTERRUPT_CHECK()                                                 \
+  do {                                                                    \
+    if (st_unlikely(--vm->icount < 0)) {                                  \
+      SAVE();                                                             \
+      st_interrupt(vm);                                                   \
+      if (vm->stopping) return 1;                                         \
+      if (st_unlikely(vm->cur != P)) LOAD();                              \
+    }                                                                     \
+  } while (0)
+
+#define PUSH(v) (*sp++ = (v))
+#define TOP() (sp[-1])
+
+/* ===================================================================== */
+/* Slow paths                                                            */
+/* ===================================================================== */
+
+/* Build a Message for doesNotUnderstand: from the n arguments on top. */
+static Value make_message(VM *vm, Value sel, Value *args, int n) {
+  Value arr = st_new_array(vm, (uint64_t)n);
+  for (int k = 0; k < n; k++) SLOTS(arr)[k] = args[k];
+  Value msg = st_new_slots(vm, CID_MESSAGE, MSG_NSLOTS);
+  SLOTS(msg)[MSG_SELECTOR] = sel;
+  SLOTS(msg)[MSG_ARGS] = arr;
+  return msg;
+}
+
+/* Fatal stack overflow: print where and stop the run. */
+static void stack_overflow(VM *vm) {
+  fflush(stdout);
+  fprintf(stderr, "Error: stack overflow (%ld frames)\n",
+          (long)(vm->cur->f - vm->cur->frames));
+  st_backtrace(vm, vm->cur, stderr);
+  vm->stopping = 1;
+  vm->exit_code = 1;
+}
+
+/* ===================================================================== */
+/* The loop                                                              */
+/* ===================================================================== */
+
+/* Run the current process until the main process returns from its bottom
+** frame (0) or the run must stop (1). Aligned to a cache line and placed
+** with the hot code (.text.hot, first in the program text), so that its
+** layout, and so its speed, is much the same in every binary linking it. */
+#if defined(__GNUC__)
+__attribute__((aligned(64), hot))
+#endif
+static int interpret(VM *vm) {
+#ifdef ST_COMPUTED_GOTO
+#define ST_LABEL(n) &&L_OP_##n,
+  static const void *const disptab[OP__COUNT] = {ST_OPCODES(ST_LABEL)};
+#undef ST_LABEL
+#endif
+  Proc *P;
+  Frame *f;
+  Value *sp, *base;
+  const Instr *ip;
+  Method *m;
+  Instr i;
+  /* Operands shared by the send paths. */
+  Method *t;
+  CallSite *cs;
+  Value rcv, res, psel;
+  CallSite perform_site;
+  int na;
+  uint32_t cid;
+  LOAD();
+  for (;;) {
+    vmfetch();
+    vmdispatch(OP(i)) {
+      vmcase(OP_PUSH_SELF) {
+        PUSH(base[0]);
+        vmbreak;
+      }
+      vmcase(OP_PUSH_NIL) {
+        PUSH(vm->nil);
+        vmbreak;
+      }
+      vmcase(OP_PUSH_TRUE) {
+        PUSH(vm->vtrue);
+        vmbreak;
+      }
+      vmcase(OP_PUSH_FALSE) {
+        PUSH(vm->vfalse);
+        vmbreak;
+      }
+      vmcase(OP_PUSH_TEMP) {
+        PUSH(base[ARG(i)]);
+        vmbreak;
+      }
+      vmcase(OP_PUSH_IVAR) {
+        PUSH(SLOTS(base[0])[ARG(i)]);
+        vmbreak;
+      }
+      vmcase(OP_PUSH_LIT) {
+        PUSH(m->lits[ARG(i)]);
+        vmbreak;
+      }
+      vmcase(OP_PUSH_INT) {
+        PUSH(MK_INT(SARG(i)));
+        vmbreak;
+      }
+      vmcase(OP_PUSH_GLOBAL) {
+        Value b = m->lits[ARG(i)];
+        res = SLOTS(b)[ASSOC_VALUE];
+        if (st_unlikely(res == vm->unbound)) {
+          /* nil undeclaredVariable: #Name */
+          PUSH(vm->nil);
+          PUSH(SLOTS(b)[ASSOC_KEY]);
+          na = 1;
+          rcv = vm->nil;
+          t = st_lookup_cached(vm, CID_UNDEFINED, vm->specials[SP_UNDECLARED]);
+          if (!t) st_panic("undeclared variable and no handler");
+          goto activate;
+        }
+        PUSH(res);
+        vmbreak;
+      }
+      vmcase(OP_PUSH_REMOTE) {
+        PUSH(SLOTS(base[ARG_A(i)])[ARG_B(i)]);
+        vmbreak;
+      }
+      vmcase(OP_STORE_TEMP) {
+        base[ARG(i)] = TOP();
+        vmbreak;
+      }
+      vmcase(OP_STORE_IVAR) {
+        SLOTS(base[0])[ARG(i)] = TOP();
+        vmbreak;
+      }
+      vmcase(OP_STORE_GLOBAL) {
+        SLOTS(m->lits[ARG(i)])[ASSOC_VALUE] = TOP();
+        vmbreak;
+      }
+      vmcase(OP_STORE_REMOTE) {
+        SLOTS(base[ARG_A(i)])[ARG_B(i)] = TOP();
+        vmbreak;
+      }
+      vmcase(OP_POPSTORE_TEMP) {
+        base[ARG(i)] = *--sp;
+        vmbreak;
+      }
+      vmcase(OP_POPSTORE_IVAR) {
+        SLOTS(base[0])[ARG(i)] = *--sp;
+        vmbreak;
+      }
+      vmcase(OP_POPSTORE_REMOTE) {
+        SLOTS(base[ARG_A(i)])[ARG_B(i)] = *--sp;
+        vmbreak;
+      }
+      vmcase(OP_POP) {
+        sp--;
+        vmbreak;
+      }
+      vmcase(OP_DUP) {
+        sp[0] = sp[-1];
+        sp++;
+        vmbreak;
+      }
+      vmcase(OP_SEND) {
+        cs = &m->sites[ARG(i)];
+      send:
+        na = cs->nargs;
+        rcv = sp[-na - 1];
+        cid = st_cid(vm, rcv);
+        if (st_likely(cs->cid == cid)) {
+          t = cs->m;
+        } else {
+          t = st_lookup_cached(vm, cid, cs->sel);
+          if (st_unlikely(!t)) goto dnu;
+          cs->cid = cid;
+          cs->m = t;
+          vm->ic_dirty = 1;
+        }
+        goto call;
+      }
+      vmcase(OP_SUPER) {
+        cs = &m->sites[ARG(i)];
+        na = cs->nargs;
+        rcv = sp[-na - 1];
+        if (st_likely(cs->m != NULL)) {
+          t = cs->m;
+        } else {
+          t = st_lookup(vm, cs->supercid, cs->sel);
+          if (!t) {
+            cid = st_cid(vm, rcv);
+            goto dnu;
+          }
+          cs->m = t;
+          vm->ic_dirty = 1;
+        }
+        goto call;
+      }
+      vmcase(OP_ADD) {
+        Value a = sp[-2], b = sp[-1];
+        intptr_t r;
+        if (st_likely(a & b & 1) &&
+            !__builtin_add_overflow((intptr_t)a, (intptr_t)b - 1, &r)) {
+          sp[-2] = (Value)r;
+          sp--;
+          vmbreak;
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+      vmcase(OP_SUB) {
+        Value a = sp[-2], b = sp[-1];
+        intptr_t r;
+        if (st_likely(a & b & 1) &&
+            !__builtin_sub_overflow((intptr_t)a, (intptr_t)b - 1, &r)) {
+          sp[-2] = (Value)r;
+          sp--;
+          vmbreak;
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+      vmcase(OP_MUL) {
+        Value a = sp[-2], b = sp[-1];
+        intptr_t r;
+        if (st_likely(a & b & 1) &&
+            !__builtin_mul_overflow(INT_VAL(a), (intptr_t)b - 1, &r)) {
+          sp[-2] = (Value)(r | 1);
+          sp--;
+          vmbreak;
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+/* SmallInteger comparisons; one followed by a JUMPF branches at once. */
+#define COMPARE(opname, op)                                               \
+  vmcase(opname) {                                                        \
+    Value a = sp[-2], b = sp[-1];                                         \
+    if (st_likely(a & b & 1)) {                                           \
+      Instr nx = *ip;                                                     \
+      if (OP(nx) == OP_JUMPF) {                                           \
+        sp -= 2;                                                          \
+        ip++;                                                             \
+        if (!((intptr_t)a op (intptr_t)b)) ip += SARG(nx);                \
+        vmbreak;                                                          \
+      }                                                                   \
+      sp[-2] = ((intptr_t)a op (intptr_t)b) ? vm->vtrue : vm->vfalse;     \
+      sp--;                                                               \
+      vmbreak;                                                            \
+    }                                                                     \
+    cs = &m->sites[ARG(i)];                                               \
+    goto send;                                                            \
+  }
+      COMPARE(OP_LT, <)
+      COMPARE(OP_GT, >)
+      COMPARE(OP_LE, <=)
+      COMPARE(OP_GE, >=)
+      COMPARE(OP_EQ, ==)
+      COMPARE(OP_NE, !=)
+#undef COMPARE
+      vmcase(OP_IDEQ) {
+        sp[-2] = sp[-2] == sp[-1] ? vm->vtrue : vm->vfalse;
+        sp--;
+        vmbreak;
+      }
+      vmcase(OP_IDNE) {
+        sp[-2] = sp[-2] != sp[-1] ? vm->vtrue : vm->vfalse;
+        sp--;
+        vmbreak;
+      }
+#define BITOP(opname, expr)                                               \
+  vmcase(opname) {                                                        \
+    Value a = sp[-2], b = sp[-1];                                         \
+    if (st_likely(a & b & 1)) {                                           \
+      sp[-2] = (expr);                                                    \
+      sp--;                                                               \
+      vmbreak;                                                            \
+    }                                                                     \
+    cs = &m->sites[ARG(i)];                                               \
+    goto send;                                                            \
+  }
+      BITOP(OP_BITAND, a & b)
+      BITOP(OP_BITOR, a | b)
+      BITOP(OP_BITXOR, (a ^ b) | 1)
+#undef BITOP
+      vmcase(OP_SHIFT) {
+        Value a = sp[-2], b = sp[-1];
+        if (st_likely(a & b & 1)) {
+          intptr_t x = INT_VAL(a), s = INT_VAL(b);
+          if (s <= 0) {
+            sp[-2] = MK_INT(s > -64 ? x >> -s : (x < 0 ? -1 : 0));
+            sp--;
+            vmbreak;
+          }
+          if (s < 62) {
+            intptr_t r = (intptr_t)((uintptr_t)x << s);
+            if ((r >> s) == x && FITS_INT(r)) {
+              sp[-2] = MK_INT(r);
+              sp--;
+              vmbreak;
+            }
+          }
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+      vmcase(OP_IDIV) {
+        Value a = sp[-2], b = sp[-1];
+        if (st_likely(a & b & 1) && b != MK_INT(0)) {
+          intptr_t x = INT_VAL(a), y = INT_VAL(b), q = x / y;
+          if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
+          if (FITS_INT(q)) {
+            sp[-2] = MK_INT(q);
+            sp--;
+            vmbreak;
+          }
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+      vmcase(OP_IMOD) {
+        Value a = sp[-2], b = sp[-1];
+        if (st_likely(a & b & 1) && b != MK_INT(0)) {
+          intptr_t x = INT_VAL(a), y = INT_VAL(b), r = x % y;
+          if (r != 0 && ((r < 0) != (y < 0))) r += y;
+          sp[-2] = MK_INT(r);
+          sp--;
+          vmbreak;
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+      vmcase(OP_AT) {
+        Value a = sp[-2], x = sp[-1];
+        if (IS_PTR(a) && IS_INT(x)) {
+          uint64_t k = (uint64_t)INT_VAL(x) - 1;
+          uint32_t c = OBJ(a)->cls;
+          if (c == CID_ARRAY && k < NSLOTS(a)) {
+            sp[-2] = SLOTS(a)[k];
+            sp--;
+            vmbreak;
+          }
+          if ((c == CID_STRING || c == CID_SYMBOL) && k < NSLOTS(a)) {
+            sp[-2] = MK_CHAR(BYTES(a)[k]);
+            sp--;
+            vmbreak;
+          }
+          if (c == CID_BYTEARRAY && k < NSLOTS(a)) {
+            sp[-2] = MK_INT(BYTES(a)[k]);
+            sp--;
+            vmbreak;
+          }
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+      vmcase(OP_ATPUT) {
+        Value a = sp[-3], x = sp[-2], v = sp[-1];
+        if (IS_PTR(a) && IS_INT(x)) {
+          uint64_t k = (uint64_t)INT_VAL(x) - 1;
+          uint32_t c = OBJ(a)->cls;
+          if (c == CID_ARRAY && k < NSLOTS(a)) {
+            SLOTS(a)[k] = v;
+            sp[-3] = v;
+            sp -= 2;
+            vmbreak;
+          }
+          if (c == CID_STRING && k < NSLOTS(a) && IS_CHAR(v) &&
+              CHAR_VAL(v) < 256) {
+            BYTES(a)[k] = (uint8_t)CHAR_VAL(v);
+            sp[-3] = v;
+            sp -= 2;
+            vmbreak;
+          }
+          if (c == CID_BYTEARRAY && k < NSLOTS(a) && IS_INT(v) &&
+              (uint64_t)INT_VAL(v) < 256) {
+            BYTES(a)[k] = (uint8_t)INT_VAL(v);
+            sp[-3] = v;
+            sp -= 2;
+            vmbreak;
+          }
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+      vmcase(OP_SIZE) {
+        Value a = sp[-1];
+        if (IS_PTR(a)) {
+          uint32_t c = OBJ(a)->cls;
+          if (c == CID_ARRAY || c == CID_STRING || c == CID_SYMBOL ||
+              c == CID_BYTEARRAY) {
+            sp[-1] = MK_INT(NSLOTS(a));
+            vmbreak;
+          }
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+      vmcase(OP_VALUE) {
+        rcv = sp[-1];
+        if (IS_PTR(rcv) && OBJ(rcv)->cls == CID_BLOCK) {
+          na = 0;
+          t = NULL;
+          goto block_value;
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+      vmcase(OP_VALUE1) {
+        rcv = sp[-2];
+        if (IS_PTR(rcv) && OBJ(rcv)->cls == CID_BLOCK) {
+          na = 1;
+          t = NULL;
+          goto block_value;
+        }
+        cs = &m->sites[ARG(i)];
+        goto send;
+      }
+      vmcase(OP_JUMP) {
+        ip += SARG(i);
+        vmbreak;
+      }
+      vmcase(OP_JUMPT) {
+        Value c = *--sp;
+        if (c == vm->vtrue) {
+          ip += SARG(i);
+          vmbreak;
+        }
+        if (st_likely(c == vm->vfalse)) vmbreak;
+        goto not_boolean;
+      }
+      vmcase(OP_JUMPF) {
+        Value c = *--sp;
+        if (c == vm->vfalse) {
+          ip += SARG(i);
+          vmbreak;
+        }
+        if (st_likely(c == vm->vtrue)) vmbreak;
+        goto not_boolean;
+      }
+      vmcase(OP_LOOP) {
+        ip += SARG(i);
+        INTERRUPT_CHECK();
+        vmbreak;
+      }
+      vmcase(OP_RETURN) {
+        res = sp[-1];
+        goto ret;
+      }
+      vmcase(OP_RETURN_SELF) {
+        res = base[0];
+        goto ret;
+      }
+      vmcase(OP_BLOCK_RET) {
+        res = sp[-1];
+        goto ret;
+      }
+      vmcase(OP_NLR) {
+        res = sp[-1];
+        Value cl = f->closure;
+        Value hp = SLOTS(cl)[BLK_HOMEPROC];
+        intptr_t hidx = INT_VAL(SLOTS(cl)[BLK_HOMEFRAME]);
+        Frame *home = P->frames + hidx;
+        if (hp != P->obj || home > f ||
+            home->serial != (uint64_t)INT_VAL(SLOTS(cl)[BLK_HOMESERIAL])) {
+          /* The home method has returned: closure cannotReturn: value. */
+          sp[-1] = cl;
+          PUSH(res);
+          na = 1;
+          rcv = cl;
+          t = st_lookup_cached(vm, CID_BLOCK, vm->specials[SP_CANNOTRETURN]);
+          if (!t) st_panic("no cannotReturn:");
+          goto call;
+        }
+        for (Frame *k = f; k > home; k--)
+          if (k->m->flags & MF_UNWIND) {
+            /* Unwind blocks in between: closure nonLocalReturn: v to: i,
+            ** which runs them and then returns from the home frame. */
+            sp[-1] = cl;
+            PUSH(res);
+            PUSH(MK_INT(hidx));
+            na = 2;
+            rcv = cl;
+            t = st_lookup_cached(vm, CID_BLOCK, vm->specials[SP_NLR]);
+            if (!t) st_panic("no nonLocalReturn:to:");
+            goto call;
+          }
+        f = home;
+        base = f->base;
+        goto ret;
+      }
+      vmcase(OP_CLOSURE) {
+        Method *bm = m->blocks[ARG(i)];
+        int nc = bm->ncopied;
+        Value cl = st_alloc(vm, CID_BLOCK, FMT_PTR, BLK_NSLOTS + (uint64_t)nc);
+        Value *s = SLOTS(cl);
+        s[BLK_METHOD] = MK_RAW(bm);
+        s[BLK_RECEIVER] = base[0];
+        if (f->closure) {
+          Value *o = SLOTS(f->closure);
+          s[BLK_HOMEPROC] = o[BLK_HOMEPROC];
+          s[BLK_HOMEFRAME] = o[BLK_HOMEFRAME];
+          s[BLK_HOMESERIAL] = o[BLK_HOMESERIAL];
+        } else {
+          s[BLK_HOMEPROC] = P->obj;
+          s[BLK_HOMEFRAME] = MK_INT(f - P->frames);
+          s[BLK_HOMESERIAL] = MK_INT(f->serial);
+        }
+        sp -= nc;
+        for (int k = 0; k < nc; k++) s[BLK_NSLOTS + k] = sp[k];
+        PUSH(cl);
+        vmbreak;
+      }
+      /* to:do: loop test: continue, or jump past the loop; the word after
+      ** holds the <= (or >=) site used when a bound is not a SmallInteger. */
+#define FORTEST(opname, op)                                               \
+  vmcase(opname) {                                                        \
+    Value a = base[ARG_A(i)], b = base[ARG_B(i)];                         \
+    if (st_likely(a & b & 1)) {                                           \
+      ip += (intptr_t)a op (intptr_t)b ? 2 : 2 + SARG(ip[1]);             \
+      vmbreak;                                                            \
+    }                                                                     \
+    PUSH(a);                                                              \
+    PUSH(b);                                                              \
+    cs = &m->sites[*ip++];                                                \
+    goto send;                                                            \
+  }
+      FORTEST(OP_FORTEST, <=)
+      FORTEST(OP_FORTESTDN, >=)
+#undef FORTEST
+      vmcase(OP_FORINC) {
+        /* to:do: increment and jump back to the test; the generic
+        ** increment follows for the slow path. */
+        Value a = base[ARG_A(i)];
+        intptr_t r;
+        if (st_likely(IS_INT(a)) &&
+            !__builtin_add_overflow((intptr_t)a,
+                                    (intptr_t)(int16_t)ARG_B(i) * 2, &r)) {
+          base[ARG_A(i)] = (Value)r;
+          ip += 1 + (int32_t)*ip;
+          INTERRUPT_CHECK();
+          vmbreak;
+        }
+        ip++;
+        vmbreak;
+      }
+      vmcase(OP_FORTESTV) {
+        /* to:by:do: test with a computed step: three words follow (the
+        ** step's slot, the <= site, the >= site), then the JUMPF. */
+        Value a = base[ARG_A(i)], b = base[ARG_B(i)], st = base[ip[0]];
+        if (st_likely(a & b & st & 1)) {
+          intptr_t x = (intptr_t)a, y = (intptr_t)b, z = (intptr_t)st;
+          int go = z > (intptr_t)MK_INT(0)   ? x <= y
+                   : z < (intptr_t)MK_INT(0) ? x >= y
+                                             : 0;
+          ip += go ? 4 : 4 + SARG(ip[3]);
+          vmbreak;
+        }
+        PUSH(a);
+        PUSH(b);
+        cs = &m->sites[IS_INT(st) && INT_VAL(st) < 0 ? ip[2] : ip[1]];
+        ip += 3;
+        goto send;
+      }
+      vmcase(OP_FORINCV) {
+        Value a = base[ARG_A(i)], st = base[ARG_B(i)];
+        intptr_t r;
+        if (st_likely(a & st & 1) &&
+            !__builtin_add_overflow((intptr_t)a, (intptr_t)st - 1, &r)) {
+          base[ARG_A(i)] = (Value)r;
+          ip += 1 + (int32_t)*ip;
+          INTERRUPT_CHECK();
+          vmbreak;
+        }
+        ip++;
+        vmbreak;
+      }
+      vmcase(OP_TEMPVEC) {
+        PUSH(st_new_array(vm, ARG(i)));
+        vmbreak;
+      }
+      vmcase(OP_MKARRAY) {
+        uint32_t n = ARG(i);
+        Value a = st_new_array(vm, n);
+        sp -= n;
+        for (uint32_t k = 0; k < n; k++) SLOTS(a)[k] = sp[k];
+        PUSH(a);
+        vmbreak;
+      }
+    }
+#ifndef ST_COMPUTED_GOTO
+    continue;
+#endif
+
+    /* ----------------------------------------------------------------- */
+    /* Sends                                                             */
+    /* ----------------------------------------------------------------- */
+  dnu : {
+    /* rcv doesNotUnderstand: (Message selector: sel arguments: args) */
+    Value msg = make_message(vm, cs->sel, sp - na, na);
+    sp -= na;
+    PUSH(msg);
+    na = 1;
+    t = st_lookup_cached(vm, cid, vm->specials[SP_DNU]);
+    if (!t) st_panic("doesNotUnderstand: is not understood");
+    goto call;
+  }
+  not_boolean : {
+    /* The jump's condition was not a Boolean: value mustBeBoolean. */
+    rcv = sp[0];
+    sp++;
+    na = 0;
+    t = st_lookup_cached(vm, st_cid(vm, rcv), vm->specials[SP_MUSTBEBOOL]);
+    if (!t) st_panic("mustBeBoolean is not understood");
+    goto call;
+  }
+  call:
+    if (t->prim >= 0) {
+      const PrimDef *pd = st_prim(t->prim);
+      if (pd->ctl) goto control;
+      SAVE();
+      if (pd->fn(vm, sp - na - 1, na, &res) == PRIM_OK) {
+        sp -= na;
+        sp[-1] = res;
+        vmbreak;
+      }
+    }
+  activate : {
+    Frame *nf = f + 1;
+    if (st_unlikely(nf >= P->frames_end ||
+                    sp + t->ntemps + t->maxstack >= P->stack_end)) {
+      SAVE();
+      stack_overflow(vm);
+      return 1;
+    }
+    f->ip = ip;
+    nf->base = sp - na - 1;
+    nf->m = t;
+    nf->closure = 0;
+    nf->serial = ++vm->serial;
+    for (int k = t->ntemps; k > 0; k--) *sp++ = vm->nil;
+    f = nf;
+    m = t;
+    base = f->base;
+    ip = t->code;
+    INTERRUPT_CHECK();
+    vmbreak;
+  }
+  block_value : {
+    /* rcv (a BlockClosure) value: na arguments. */
+    Method *bm = RAW_PTR(SLOTS(rcv)[BLK_METHOD]);
+    if (st_unlikely(bm->nargs != na)) {
+      /* Run the value method's fallback code, which reports the error;
+      ** the inline value/value: ops come here without one. */
+      if (!t)
+        t = st_lookup_cached(vm, CID_BLOCK, na ? vm->specials[SP_VALUE1]
+                                               : vm->specials[SP_VALUE]);
+      if (!t) st_panic("no BlockClosure>>value");
+      goto activate;
+    }
+    Frame *nf = f + 1;
+    if (st_unlikely(nf >= P->frames_end ||
+                    sp + bm->ncopied + bm->ntemps + bm->maxstack >=
+                        P->stack_end)) {
+      SAVE();
+      stack_overflow(vm);
+      return 1;
+    }
+    f->ip = ip;
+    nf->base = sp - na - 1;
+    nf->base[0] = SLOTS(rcv)[BLK_RECEIVER];
+    nf->m = bm;
+    nf->closure = rcv;
+    nf->serial = ++vm->serial;
+    for (int k = 0; k < bm->ncopied; k++)
+      *sp++ = SLOTS(rcv)[BLK_NSLOTS + k];
+    for (int k = bm->ntemps; k > 0; k--) *sp++ = vm->nil;
+    f = nf;
+    m = bm;
+    base = f->base;
+    ip = bm->code;
+    INTERRUPT_CHECK();
+    vmbreak;
+  }
+  perform:
+    /* rcv perform: psel with the na arguments on the stack. */
+    cid = st_cid(vm, rcv);
+    t = st_lookup_cached(vm, cid, psel);
+    if (!t) {
+      perform_site.sel = psel;
+      perform_site.nargs = (uint16_t)na;
+      cs = &perform_site;
+      goto dnu;
+    }
+    goto call;
+  ret:
+    /* Return res from frame f to its caller. */
+    sp = base;
+    *sp++ = res;
+    f--;
+    if (st_unlikely(f->m == NULL)) {
+      /* Back at the bottom of a process. */
+      SAVE();
+      if (P == vm->main) return 0;
+      st_proc_finished(vm, P);
+      if (vm->stopping) return 1;
+      LOAD();
+      vmbreak;
+    }
+    m = f->m;
+    base = f->base;
+    ip = f->ip;
+    vmbreak;
+
+    /* ----------------------------------------------------------------- */
+    /* Control primitives                                                */
+    /* ----------------------------------------------------------------- */
+  control : {
+    int r = st_prim(t->prim)->ctl;
+    switch (r) {
+    case CTL_VALUE:
+      if (IS_PTR(rcv) && OBJ(rcv)->cls == CID_BLOCK) goto block_value;
+      goto activate;
+    case CTL_VALUE_ARGS: {
+      Value arr = sp[-1];
+      if (!IS_PTR(arr) || OBJ(arr)->cls != CID_ARRAY) goto activate;
+      Method *bm = RAW_PTR(SLOTS(rcv)[BLK_METHOD]);
+      uint64_t n = NSLOTS(arr);
+      if (bm->nargs != n || sp + n + 8 >= P->stack_end) goto activate;
+      sp--;
+      for (uint64_t k = 0; k < n; k++) *sp++ = SLOTS(arr)[k];
+      na = (int)n;
+      goto block_value;
+    }
+    case CTL_PERFORM:
+      /* rcv perform: sel with: args... */
+      psel = sp[-na];
+      if (!IS_PTR(psel) || OBJ(psel)->cls != CID_SYMBOL ||
+          st_sym_nargs(psel) != na - 1)
+        goto activate;
+      for (int k = -na; k < -1; k++) sp[k] = sp[k + 1];
+      sp--;
+      na--;
+      goto perform;
+    case CTL_PERFORM_ARGS: {
+      Value arr = sp[-1];
+      psel = sp[-2];
+      if (!IS_PTR(psel) || OBJ(psel)->cls != CID_SYMBOL || !IS_PTR(arr) ||
+          OBJ(arr)->cls != CID_ARRAY ||
+          (uint64_t)st_sym_nargs(psel) != NSLOTS(arr) ||
+          sp + NSLOTS(arr) + 8 >= P->stack_end)
+        goto activate;
+      sp -= 2;
+      for (uint64_t k = 0; k < NSLOTS(arr); k++) *sp++ = SLOTS(arr)[k];
+      na = (int)NSLOTS(arr);
+      goto perform;
+    }
+    case CTL_RETURN_FROM: {
+      /* aProcess returnValue: v fromFrame: idx */
+      Value v = sp[-2], x = sp[-1];
+      if (rcv != P->obj || !IS_INT(x) || INT_VAL(x) < 1 ||
+          P->frames + INT_VAL(x) > f)
+        goto activate;
+      res = v;
+      f = P->frames + INT_VAL(x);
+      base = f->base;
+      goto ret;
+    }
+    case CTL_RESTART: {
+      /* aProcess restartFrame: idx */
+      Value x = sp[-1];
+      if (rcv != P->obj || !IS_INT(x) || INT_VAL(x) < 1 ||
+          P->frames + INT_VAL(x) > f)
+        goto activate;
+      f = P->frames + INT_VAL(x);
+      m = f->m;
+      base = f->base;
+      sp = base + 1 + m->nargs + m->ncopied;
+      for (int k = m->ntemps; k > 0; k--) *sp++ = vm->nil;
+      ip = m->code;
+      INTERRUPT_CHECK();
+      vmbreak;
+    }
+    default: {
+      /* Scheduling and run control: the primitive may switch processes
+      ** or stop the run; its result is left on the current stack first. */
+      SAVE();
+      int st = st_control(vm, r, sp - na - 1, na);
+      if (st < 0) goto activate; /* failed: run the fallback code */
+      if (vm->stopping) return 1;
+      LOAD();
+      vmbreak;
+    }
+    }
+  }
+  }
+}
+
+/* ===================================================================== */
+/* Entry                                                                 */
+/* ===================================================================== */
+
+/* Run DoIt m with receiver rcv on the main process. */
+int st_execute(VM *vm, Method *m, Value rcv) {
+  Proc *p = vm->main;
+  if (vm->stopping) return 1;
+  if (vm->cur != p) st_panic("st_execute while another process runs");
+  p->sp = p->frames[0].base;
+  p->f = p->frames;
+  Frame *f = p->frames + 1;
+  f->base = p->sp;
+  *p->sp++ = rcv;
+  for (int k = 0; k < m->ntemps; k++) *p->sp++ = vm->nil;
+  f->m = m;
+  f->ip = m->code;
+  f->closure = 0;
+  f->serial = ++vm->serial;
+  p->f = f;
+  int r = interpret(vm);
+  /* Leave the main stack empty for the next statement. */
+  p->sp = p->frames[0].base;
+  p->f = p->frames;
+  return r;
+}

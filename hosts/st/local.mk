@@ -1,0 +1,61 @@
+# hosts/st: the Smalltalk reference interpreter. libstvm.la (with the
+# profiler hooks) is linked by the spyon command and the test runner; the
+# standalone hosts/st/st is the same interpreter built with -DSPY_DISABLE,
+# the baseline for the overhead benchmark. The kernel (hosts/st/kernel/*.st)
+# is found at run time in $SPYON_KERNEL, else this source tree, else the
+# installed $(pkgdatadir)/kernel.
+
+st_vm_sources = hosts/st/st.h hosts/st/stprof.h hosts/st/stvm.h \
+	hosts/st/parse.h hosts/st/compile.h hosts/st/interp.h \
+	hosts/st/prims.h hosts/st/lint.h \
+	hosts/st/heap.c hosts/st/symbols.c hosts/st/classes.c hosts/st/lex.c \
+	hosts/st/parse.c hosts/st/scope.c hosts/st/compile.c \
+	hosts/st/loader.c \
+	hosts/st/interp.c hosts/st/proc.c hosts/st/prims.c \
+	hosts/st/primlint.c hosts/st/primcoll.c hosts/st/stprof.c \
+	hosts/st/stvm.c
+
+stkerneldir = $(pkgdatadir)/kernel
+dist_stkernel_DATA = hosts/st/kernel/Object.st hosts/st/kernel/Boolean.st \
+	hosts/st/kernel/Magnitude.st hosts/st/kernel/Number.st \
+	hosts/st/kernel/Integer.st hosts/st/kernel/LargeInt.st \
+	hosts/st/kernel/Float.st hosts/st/kernel/Character.st \
+	hosts/st/kernel/Collection.st hosts/st/kernel/ArrayedCollection.st \
+	hosts/st/kernel/String.st hosts/st/kernel/OrderedCollection.st \
+	hosts/st/kernel/HashedCollection.st hosts/st/kernel/Interval.st \
+	hosts/st/kernel/Stream.st hosts/st/kernel/BlockClosure.st \
+	hosts/st/kernel/Exception.st hosts/st/kernel/Process.st \
+	hosts/st/kernel/Transcript.st hosts/st/kernel/Profiler.st
+
+st_kernel_cppflags = \
+	-DST_KERNEL_SRCDIR='"$(abs_top_srcdir)/hosts/st/kernel"' \
+	-DST_KERNEL_DATADIR='"$(stkerneldir)"'
+
+noinst_LTLIBRARIES += hosts/st/libstvm.la
+hosts_st_libstvm_la_SOURCES = $(st_vm_sources)
+hosts_st_libstvm_la_CPPFLAGS = $(AM_CPPFLAGS) $(st_kernel_cppflags)
+# Only programs link it, so its code need not be PIC (which measurably
+# slows the dispatch loop).
+hosts_st_libstvm_la_CFLAGS = $(AM_CFLAGS) -prefer-non-pic
+hosts_st_libstvm_la_LIBADD = $(GMP_LIBS) -lm
+
+noinst_PROGRAMS += hosts/st/st
+hosts_st_st_SOURCES = $(st_vm_sources) hosts/st/main.c
+hosts_st_st_CPPFLAGS = $(AM_CPPFLAGS) $(st_kernel_cppflags) -DSPY_DISABLE
+hosts_st_st_LDADD = $(GMP_LIBS) -lm
+
+# The language tests' scripts and expected outputs (tests/test_st.c), the
+# examples, and the benchmark programs.
+EXTRA_DIST += docs/smalltalk.md \
+	tests/st/lang.st tests/st/lang.out tests/st/exceptions.st \
+	tests/st/exceptions.out tests/st/processes.st tests/st/processes.out \
+	tests/st/err_syntax.st tests/st/err_runtime.st tests/st/err_quit.st \
+	examples/largeint.st examples/processes.st examples/strings.st \
+	examples/sorting.st \
+	bench/st/bench_st.sh bench/st/README.md bench/st/fib.st bench/st/fib.lua \
+	bench/st/sends.st bench/st/sends.lua bench/st/loops.st \
+	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua
+
+# The script runner of the spyon command (cli/run.c).
+spyon_SOURCES += cli/run.c
+spyon_LDADD += hosts/st/libstvm.la libspyon_core.la $(GMP_LIBS)

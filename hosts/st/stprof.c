@@ -1,0 +1,229 @@
+/*
+** hosts/st/stprof.c: the interpreter as a spyon host.
+**
+** Frame keys are (receiver class id << 32) | method id: method ids are
+** stable for the run (methods are never freed) and the receiver class lets
+** a report say "SmallInteger(Integer)>>timesRepeat:". Names are given
+** lazily: the profiler asks, from the interpreter thread, for keys it saw.
+** The walker reads the running process's saved frames; every hook site in
+** the interpreter saves its state first.
+*/
+#include "config.h"
+
+#include "hosts/st/interp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Without an attached profiler the hooks run on the library's stopped
+** stand-in, so the dispatch loop needs no NULL test. */
+void st_prof_init(VM *vm) {
+  memset(&vm->prof, 0, sizeof vm->prof);
+#ifndef SPY_DISABLE
+  vm->prof.v = spy_vm_stopped();
+#endif
+}
+
+#ifdef SPY_DISABLE
+
+void st_prof_switch(VM *vm, uint64_t pid, const char *name, int rename) {
+  (void)vm; (void)pid; (void)name; (void)rename;
+}
+int st_prof_start(VM *vm, const spy_options *o) {
+  (void)o;
+  snprintf(vm->errbuf, sizeof vm->errbuf,
+           "this interpreter was built without the profiler");
+  return SPY_ENOTSUP;
+}
+int st_prof_stop(VM *vm, spy_profile **out) {
+  (void)vm;
+  if (out) *out = NULL;
+  return SPY_ESTATE;
+}
+void st_prof_free(VM *vm) { (void)vm; }
+int st_prof_control(VM *vm, uintptr_t *args, int na) {
+  /* Without a profiler, Profiler spyOn: just runs its block. */
+  args[0] = vm->vfalse;
+  vm->cur->sp -= na;
+  return 0;
+}
+
+#else
+
+static void walk(void *ud, spy_stack *st) {
+  VM *vm = ud;
+  if (vm->idle) {
+    spy_stack_push(st, ST_IDLE_KEY);
+    return;
+  }
+  Proc *p = vm->cur;
+  for (Frame *f = p->f; f > p->frames; f--)
+    spy_stack_push(st, ((uint64_t)st_cid(vm, f->base[0]) << 32) | f->m->id);
+}
+
+static int name_key(void *ud, uint64_t key, char *buf, size_t len) {
+  VM *vm = ud;
+  if (key == ST_IDLE_KEY) {
+    snprintf(buf, len, "ProcessorScheduler>>idle");
+    return 0;
+  }
+  uint32_t mid = (uint32_t)key, cid = (uint32_t)(key >> 32);
+  if (mid >= vm->nmethods || cid >= vm->nclasses) return 1;
+  st_method_name(vm, vm->methods[mid], cid, buf, len);
+  return 0;
+}
+
+static int name_process(void *ud, uint64_t pid, char *buf, size_t len) {
+  (void)ud;
+  snprintf(buf, len, pid == ST_IDLE_PID ? "idle" : "Process %llu",
+           (unsigned long long)pid);
+  return 0;
+}
+
+void st_prof_switch(VM *vm, uint64_t pid, const char *name, int rename) {
+  StProf *pr = &vm->prof;
+  if (!pr->attached) return;
+  spy_process_switch(pr->v, pid);
+  size_t byte = (size_t)(pid / 8);
+  if (byte >= pr->named_bytes) {
+    size_t n = (byte + 1) * 2;
+    uint8_t *b = realloc(pr->named, n);
+    if (!b) return;
+    memset(b + pr->named_bytes, 0, n - pr->named_bytes);
+    pr->named = b;
+    pr->named_bytes = n;
+  }
+  uint8_t bit = (uint8_t)(1u << (pid % 8));
+  if (rename || !(pr->named[byte] & bit)) {
+    pr->named[byte] |= bit;
+    spy_process_name(pr->v, pid, name);
+  }
+}
+
+int st_prof_start(VM *vm, const spy_options *o) {
+  StProf *pr = &vm->prof;
+  if (pr->attached) return SPY_ESTATE;
+  spy_profiler *P;
+  int rc = spy_profiler_new(&P, o);
+  if (rc < 0) {
+    snprintf(vm->errbuf, sizeof vm->errbuf, "profiler: %s", spy_strerror(rc));
+    return rc;
+  }
+  static const struct { const char *name, *sizes; } defs[] = {
+#define ST_SPY_DEF(id, name, sizes) {name, sizes},
+    ST_SPY_PRIMS(ST_SPY_DEF)
+#undef ST_SPY_DEF
+  };
+  for (int i = 0; i < SPYP__COUNT; i++) {
+    pr->prim_id[i] = spy_prim_register(P, defs[i].name, defs[i].sizes,
+                                       SPY_PRIM_COST);
+    if (pr->prim_id[i] < 0) {
+      rc = pr->prim_id[i];
+      spy_profiler_free(P);
+      snprintf(vm->errbuf, sizeof vm->errbuf, "profiler: %s",
+               spy_strerror(rc));
+      return rc;
+    }
+  }
+  spy_host h = {.ud = vm, .walk = walk, .name = name_key,
+                .process_name = name_process};
+  spy_vm *v;
+  if ((rc = spy_attach(P, &h, &v)) < 0) {
+    spy_profiler_free(P);
+    snprintf(vm->errbuf, sizeof vm->errbuf, "profiler: %s", spy_strerror(rc));
+    return rc;
+  }
+  pr->P = P;
+  pr->v = v;
+  pr->attached = 1;
+  if ((rc = spy_start(P)) < 0) {
+    st_prof_stop(vm, NULL);
+    snprintf(vm->errbuf, sizeof vm->errbuf, "profiler: %s", spy_strerror(rc));
+    return rc;
+  }
+  pr->running = 1;
+  /* Poll mode polls every 32nd check, well within a sample interval
+  ** (bracketed primitives are charged exactly anyway); timer mode polls at
+  ** every check, as MessageTally's VM does, so that it shows what such a
+  ** profiler shows. */
+  pr->every = o && o->mode == SPY_MODE_TIMER ? 0 : ST_PROF_ICOUNT;
+  vm->icount = 0; /* start polling at once */
+  /* Tell it which process runs now. */
+  if (vm->cur) st_switch_to(vm, vm->cur, 1);
+  return 0;
+}
+
+int st_prof_stop(VM *vm, spy_profile **out) {
+  StProf *pr = &vm->prof;
+  if (out) *out = NULL;
+  if (!pr->attached) return SPY_ESTATE;
+  int rc = 0;
+  if (pr->running) rc = spy_stop(pr->P);
+  pr->running = 0;
+  if (out && rc == 0) rc = spy_profile_take(pr->P, out);
+  spy_detach(pr->v);
+  spy_profiler_free(pr->P);
+  free(pr->named);
+  st_prof_init(vm);
+  return rc;
+}
+
+void st_prof_free(VM *vm) {
+  st_prof_stop(vm, NULL);
+}
+
+/* Profiler class>>primSpy: #start with: usec / primSpy: #stop with: path.
+** Start answers false when a profiler already runs (spyon profiles the
+** whole script): the block then just runs under that profile. */
+int st_prof_control(VM *vm, uintptr_t *args, int na) {
+  char op[16], path[4096];
+  if (na != 2 || !IS_PTR(args[1]) || OBJ(args[1])->cls != CID_SYMBOL)
+    return -1;
+  st_cstr(args[1], op, sizeof op);
+  Value result = vm->vfalse;
+  if (!strcmp(op, "start")) {
+    if (!vm->prof.attached) {
+      spy_options o;
+      spy_options_init(&o);
+      if (IS_INT(args[2]) && INT_VAL(args[2]) > 0)
+        o.interval_ns = (uint64_t)INT_VAL(args[2]) * 1000u;
+      if (st_prof_start(vm, &o) == 0) {
+        vm->prof.owned = 1;
+        result = vm->vtrue;
+      } else {
+        fflush(stdout);
+        fprintf(stderr, "%s\n", vm->errbuf);
+      }
+    }
+  } else if (!strcmp(op, "stop")) {
+    if (!vm->prof.owned) return -1;
+    spy_profile *prof;
+    vm->prof.owned = 0;
+    if (st_prof_stop(vm, &prof) == 0 && prof) {
+      Value pv = args[2];
+      if (IS_PTR(pv) && pv != vm->nil &&
+          (OBJ(pv)->cls == CID_STRING || OBJ(pv)->cls == CID_SYMBOL)) {
+        char err[512];
+        st_cstr(pv, path, sizeof path);
+        if (spy_profile_save(prof, path, err, sizeof err) < 0) {
+          fflush(stdout);
+          fprintf(stderr, "Profiler: %s\n", err);
+        }
+      } else {
+        spy_report_options ro;
+        spy_report_options_init(&ro);
+        fflush(stdout);
+        spy_report_text(prof, stdout, &ro);
+      }
+      spy_profile_free(prof);
+      result = vm->vtrue;
+    }
+  } else {
+    return -1;
+  }
+  args[0] = result;
+  vm->cur->sp -= na;
+  return 0;
+}
+
+#endif

@@ -1,0 +1,93 @@
+/*
+** hosts/st/stprof.h: where the interpreter meets the profiler.
+**
+** The dispatch loop calls the hooks of <spyon/hooks.h> through the macros
+** below, always on a valid spy_vm: when no profiler is attached, prof.v is
+** the library's spy_vm_stopped() stand-in, so the hot path is the hook's
+** own countdown or load-and-branch, with no NULL test.
+** Building with -DSPY_DISABLE (the standalone hosts/st/st binary) turns
+** every hook into nothing.
+**
+** Primitives that report to the profiler are named in the primitive table
+** (prims.c); stprof.c registers them when a profiler is attached and keeps
+** the registered ids here, indexed by primitive number.
+*/
+#ifndef ST_STPROF_H
+#define ST_STPROF_H
+
+#include <spyon.h>
+#include <spyon/hooks.h>
+#include <spyon/profile.h>
+
+/* Primitives that report to the profiler: id, report name, size names.
+** Sizes are in bytes (digits) for integers and elements for collections. */
+#define ST_SPY_PRIMS(X)                                                   \
+  X(DIGIT_MUL, "Integer>>digitMultiply:neg:", "a,b")                      \
+  X(DIGIT_ADD, "Integer>>digitAdd:", "a,b")                               \
+  X(DIGIT_SUB, "Integer>>digitSubtract:", "a,b")                          \
+  X(DIGIT_DIV, "Integer>>digitDiv:neg:", "a,b")                           \
+  X(DIGIT_SHIFT, "Integer>>bitShiftMagnitude:", "a,shift")                \
+  X(DIGIT_CMP, "Integer>>digitCompare:", "a,b")                           \
+  X(DIGIT_LOGIC, "Integer>>bitLogic:", "a,b")                             \
+  X(DIGIT_SLICE, "Integer>>digitsFrom:count:", "n")                       \
+  X(DIGIT_ACC, "LargePositiveInteger>>inplaceAdd:digitShiftBy:", "a,b")   \
+  X(INT_PRINT, "Integer>>printString:", "digits")                         \
+  X(CONCAT, "ArrayedCollection>>,", "a,b")                                \
+  X(SEARCH, "String>>indexOf:", "n,m")                                    \
+  X(REPLACE, "ArrayedCollection>>replaceFrom:to:with:startingAt:", "n")   \
+  X(REPLACE_ALL, "String>>copyReplaceAll:with:", "n,m,k")                 \
+  X(HASH, "String>>hash", "n")                                            \
+  X(REVERSE, "ArrayedCollection>>reversed", "n")                          \
+  X(CASE, "String>>asUppercase/asLowercase", "n")                         \
+  X(COPY, "ArrayedCollection>>copyFrom:to:", "n")                         \
+  X(SORT, "ArrayedCollection>>sort", "n")                                 \
+  X(COMPARE, "String>>compare:", "a,b")                                   \
+  X(FILL, "ArrayedCollection>>atAllPut:", "n")                            \
+  X(NEW, "Behavior>>basicNew:", "n")
+
+#define ST_SPY_ENUM(id, name, sizes) SPYP_##id,
+enum { ST_SPY_PRIMS(ST_SPY_ENUM) SPYP__COUNT };
+#undef ST_SPY_ENUM
+#define ST_MAX_PRIMS SPYP__COUNT
+
+typedef struct StProf {
+  spy_vm *v;              /* attached vm, or the stopped stand-in */
+  spy_profiler *P;        /* the session's profiler, or NULL */
+  int attached;           /* v is a real attachment */
+  int owned;              /* started by Profiler spyOn: (not the CLI) */
+  int running;
+  int every;              /* interrupt checks between polls, minus one */
+  int prim_id[ST_MAX_PRIMS]; /* spy primitive id per primitive, or -1 */
+  uint8_t *named;         /* bitmap of process ids already named */
+  size_t named_bytes;
+} StProf;
+
+struct VM;
+
+/* The hot-path hooks. */
+#define ST_PRIM_BEGIN1(vm, p, a)                                         \
+  spy_prim_begin1((vm)->prof.v, (vm)->prof.prim_id[p], (a))
+#define ST_PRIM_BEGIN2(vm, p, a, b)                                      \
+  spy_prim_begin2((vm)->prof.v, (vm)->prof.prim_id[p], (a), (b))
+#define ST_PRIM_BEGIN3(vm, p, a, b, c)                                   \
+  spy_prim_begin3((vm)->prof.v, (vm)->prof.prim_id[p], (a), (b), (c))
+#define ST_PRIM_END(vm) spy_prim_end((vm)->prof.v)
+#define ST_GC_BEGIN(vm) spy_gc_begin((vm)->prof.v)
+#define ST_GC_END(vm) spy_gc_end((vm)->prof.v)
+
+/* Out of line (stprof.c). */
+void st_prof_init(struct VM *vm);
+/* Tell the profiler the running process changed. Each process is named
+** the first time (again when rename is set: its priority changed). */
+void st_prof_switch(struct VM *vm, uint64_t pid, const char *name,
+                    int rename);
+/* Create a profiler with *o, attach this thread, register primitives and
+** start. Returns 0 or a negative SPY_E* code (message in vm->errbuf). */
+int st_prof_start(struct VM *vm, const spy_options *o);
+/* Profiler class>>primStart:/primStop: (a CTL_SPY primitive). */
+int st_prof_control(struct VM *vm, uintptr_t *args, int na);
+/* Stop and detach; *out receives the profile (may be NULL to discard). */
+int st_prof_stop(struct VM *vm, spy_profile **out);
+void st_prof_free(struct VM *vm);
+
+#endif

@@ -1,0 +1,727 @@
+/*
+** tests/test_st.c: the "st" suite: the Smalltalk interpreter (hosts/st)
+** and "spyon SCRIPT.st".
+**
+** Language tests run the scripts in tests/st with the standalone
+** interpreter and compare the output with the expected .out files next to
+** them. Large integers are checked against GMP's mpz functions (an
+** independent computation: the kernel builds its algorithms from mpn
+** digit primitives). The end-to-end tests run spyon on the examples and
+** assert on the JSON export: tree shape, leaf shares, process split.
+*/
+#include "config.h"
+
+#include "tests/test.h"
+
+#include <errno.h>
+#include <gmp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <spyon/profile.h>
+
+/* ===================================================================== */
+/* Running scripts                                                       */
+/* ===================================================================== */
+
+static char cmd[16384];
+
+/* Copy tests/st/NAME (or examples/NAME) into the scratch directory, so
+** that messages name the file as the test expects. */
+static void stage(const char *dir, const char *name) {
+  snprintf(cmd, sizeof cmd, "cp '%s/%s/%s' '%s/'", t_srcdir, dir, name,
+           t_tmpdir());
+  T_EQ_INT(system(cmd), 0);
+}
+
+/* Run a command line in the scratch directory with the source kernel;
+** stdout to *out, stderr to *err (both may be NULL). Returns the status. */
+static int run_in_tmp(const char *line, char **out, char **err) {
+  char full[17000];
+  snprintf(full, sizeof full,
+           "cd '%s' && SPYON_KERNEL='%s/hosts/st/kernel' %s 2> stderr.txt",
+           t_tmpdir(), t_srcdir, line);
+  int rc = t_run(full, out);
+  if (err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/stderr.txt", t_tmpdir());
+    *err = t_slurp(path, NULL);
+    T_ASSERT(*err);
+  }
+  return rc;
+}
+
+static int run_st(const char *script, char **out, char **err) {
+  char line[4300];
+  snprintf(line, sizeof line, "'%s/hosts/st/st' %s", t_builddir, script);
+  return run_in_tmp(line, out, err);
+}
+
+static void write_file(const char *name, const char *text) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", t_tmpdir(), name);
+  FILE *f = fopen(path, "w");
+  T_ASSERT(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Run tests/st/NAME.st and compare stdout with NAME.out. */
+static void expect_output(const char *name) {
+  char script[256], want_path[4300];
+  snprintf(script, sizeof script, "%s.st", name);
+  stage("tests/st", script);
+  snprintf(want_path, sizeof want_path, "%s/tests/st/%s.out", t_srcdir, name);
+  char *want = t_slurp(want_path, NULL), *out = NULL;
+  T_ASSERT(want);
+  T_EQ_INT(run_st(script, &out, NULL), 0);
+  if (strcmp(out, want) != 0) {
+    /* Show the first differing line. */
+    const char *a = out, *b = want;
+    int line = 1;
+    while (*a && *a == *b) {
+      if (*a == '\n') line++;
+      a++;
+      b++;
+    }
+    T_FAIL("%s.out differs at line %d:\n got: %.80s\nwant: %.80s", name, line,
+           a, b);
+  }
+  free(want);
+  free(out);
+}
+
+/* ===================================================================== */
+/* Language                                                              */
+/* ===================================================================== */
+
+static void t_lang(void) { expect_output("lang"); }
+static void t_exceptions(void) { expect_output("exceptions"); }
+static void t_processes(void) { expect_output("processes"); }
+
+static void t_syntax_error(void) {
+  char *out, *err;
+  stage("tests/st", "err_syntax.st");
+  T_EQ_INT(run_st("err_syntax.st", &out, &err), 2);
+  T_EQ_STR(out, "before\n");
+  T_EQ_STR(err, "err_syntax.st:4:37: expression expected, found ']'\n");
+  free(out);
+  free(err);
+}
+
+static void t_runtime_error(void) {
+  char *out, *err;
+  stage("tests/st", "err_runtime.st");
+  T_EQ_INT(run_st("err_runtime.st", &out, &err), 1);
+  T_EQ_STR(out, "start\ncleanup\n");
+  T_ASSERT(strncmp(err, "ZeroDivide: division by zero\n", 29) == 0);
+  T_ASSERT(strstr(err, "\n  Calc>>ratio:to: (err_runtime.st:4)\n"));
+  T_ASSERT(strstr(err, "\n  [] in Calc>>run (err_runtime.st:5)\n"));
+  T_ASSERT(strstr(err, "\n  UndefinedObject>>DoIt (err_runtime.st:8)\n"));
+  free(out);
+  free(err);
+}
+
+static void t_quit_status(void) {
+  char *out;
+  stage("tests/st", "err_quit.st");
+  T_EQ_INT(run_st("err_quit.st", &out, NULL), 3);
+  T_EQ_STR(out, "quitting\n");
+  free(out);
+}
+
+static void t_more_errors(void) {
+  static const struct { const char *src, *err; int rc; } cases[] = {
+    {"x := 'open.\n", "e.st:1:6: unterminated string\n", 2},
+    {"Object subclass: Foo [ bar [ ^zork ] ]\n",
+     "e.st:1:31: undeclared variable 'zork'\n", 2},
+    {"Nope new.\n", "Error: undeclared variable Nope\n"
+                    "  UndefinedObject>>DoIt (e.st:1)\n", 1},
+    {"3 zork: 4.\n", "MessageNotUnderstood: 3 does not understand #zork:\n"
+                     "  UndefinedObject>>DoIt (e.st:1)\n", 1},
+    {"[:a | a] value.\n",
+     "Error: wrong number of arguments: the block takes 1, not 0\n"
+     "  UndefinedObject>>DoIt (e.st:1)\n", 1},
+    {"3 ifTrue: [4].\n", "Error: NonBoolean receiver: 3 used as a condition\n"
+                         "  UndefinedObject>>DoIt (e.st:1)\n", 1},
+    {"Object subclass: A [ b [ ^[:x | ^x] ] ]\n(A new b) value: 3.\n",
+     "BlockCannotReturn: block cannot return: its home method has already "
+     "returned\n  [] in A>>b (e.st:1)\n  UndefinedObject>>DoIt (e.st:2)\n", 1},
+    {"| s | s := Semaphore new. s wait.\n",
+     "Error: deadlock: every process is waiting and no Delay is pending\n"
+     "  UndefinedObject>>DoIt (e.st:1)\n", 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *out, *err;
+    write_file("e.st", cases[i].src);
+    T_EQ_INT(run_st("e.st", &out, &err), cases[i].rc);
+    T_EQ_STR(err, cases[i].err);
+    free(out);
+    free(err);
+  }
+}
+
+/* Infinite recursion is a clean error, not a crash. */
+static void t_stack_overflow(void) {
+  char *out, *err;
+  write_file("e.st", "Object subclass: R [ r: n [ ^(self r: n + 1) + 1 ] ]\n"
+                     "R new r: 0.\n");
+  T_EQ_INT(run_st("e.st", &out, &err), 1);
+  T_ASSERT(strncmp(err, "Error: stack overflow", 21) == 0);
+  T_ASSERT(strstr(err, "  R>>r: (e.st:1)\n"));
+  free(out);
+  free(err);
+}
+
+/* The collector reclaims garbage: a loop that allocates far more than the
+** memory limit given to the process completes. */
+static void t_gc_reclaims(void) {
+  char *out;
+  write_file("g.st", "| keep |\n"
+                     "keep := OrderedCollection new.\n"
+                     "1 to: 10000 do: [:i | | a |\n"
+                     "  a := Array new: 10000.\n"
+                     "  i \\\\ 1000 = 0 ifTrue: [keep add: a]].\n"
+                     "keep size printNl.\n");
+  /* 10000 arrays of 80 KB are 800 MB; the address space limit is 400 MB
+  ** (not under AddressSanitizer, whose shadow memory needs more). */
+#if defined(__SANITIZE_ADDRESS__)
+  snprintf(cmd, sizeof cmd, "'%s/hosts/st/st' g.st", t_builddir);
+#else
+  snprintf(cmd, sizeof cmd, "ulimit -v 400000 && '%s/hosts/st/st' g.st",
+           t_builddir);
+#endif
+  T_EQ_INT(run_in_tmp(cmd, &out, NULL), 0);
+  T_EQ_STR(out, "10\n");
+  free(out);
+}
+
+/* ===================================================================== */
+/* Large integers against GMP                                            */
+/* ===================================================================== */
+
+/* Each case: a Smalltalk expression and the same value computed with mpz;
+** base is the radix the expression prints in. */
+static void mpz_pow(mpz_t r, long b, unsigned long e) {
+  mpz_set_si(r, b);
+  mpz_pow_ui(r, r, e);
+}
+
+static void t_largeint_exact(void) {
+  mpz_t a, b, c, r;
+  mpz_inits(a, b, c, r, NULL);
+  char *want[16];
+  int n = 0;
+  const char *exprs[16];
+#define WANT(expr, base)                                                  \
+  do {                                                                    \
+    exprs[n] = expr;                                                      \
+    want[n] = mpz_get_str(NULL, base, r);                                 \
+    for (char *q = want[n]; *q; q++)                                      \
+      if (*q >= 'a' && *q <= 'z') *q -= 32;                               \
+    n++;                                                                  \
+  } while (0)
+  mpz_pow(r, 103, 8000);
+  WANT("(103 raisedToInteger: 8000) printString", 10);
+  mpz_pow(r, 3, 20000);
+  WANT("((3 raisedToInteger: 20000) printString: 16)", 16);
+  mpz_fac_ui(r, 1000);
+  WANT("1000 factorial printString", 10);
+  /* Karatsuba with a negative operand. */
+  mpz_pow(a, 7, 5000);
+  mpz_pow(b, 11, 4000);
+  mpz_neg(b, b);
+  mpz_mul(r, a, b);
+  WANT("((7 raisedToInteger: 5000) * (11 raisedToInteger: 4000) negated) "
+       "printString", 10);
+  /* Toom-4 squaring of a 15 KB number. */
+  mpz_pow(a, 12345, 3000);
+  mpz_mul(r, a, a);
+  WANT("(12345 raisedToInteger: 3000) squared printString", 10);
+  /* Floor division and modulo with negative operands. */
+  mpz_pow(a, 7, 3000);
+  mpz_neg(a, a);
+  mpz_pow(b, 13, 200);
+  mpz_fdiv_q(r, a, b);
+  WANT("((7 raisedToInteger: 3000) negated // (13 raisedToInteger: 200)) "
+       "printString", 10);
+  mpz_fdiv_r(r, a, b);
+  WANT("((7 raisedToInteger: 3000) negated \\\\ (13 raisedToInteger: 200)) "
+       "printString", 10);
+  mpz_tdiv_q(r, a, b);
+  WANT("((7 raisedToInteger: 3000) negated quo: (13 raisedToInteger: 200)) "
+       "printString", 10);
+  /* gcd, two's complement logic, shifts, subtraction across signs. */
+  mpz_pow(a, 2, 300);
+  mpz_pow(c, 3, 100);
+  mpz_mul(a, a, c);
+  mpz_pow(b, 2, 100);
+  mpz_pow(c, 3, 300);
+  mpz_mul(b, b, c);
+  mpz_gcd(r, a, b);
+  WANT("(((2 raisedToInteger: 300) * (3 raisedToInteger: 100)) gcd: "
+       "((2 raisedToInteger: 100) * (3 raisedToInteger: 300))) printString",
+       10);
+  mpz_pow(a, 2, 200);
+  mpz_neg(a, a);
+  mpz_pow(b, 2, 150);
+  mpz_sub_ui(b, b, 12345);
+  mpz_and(r, a, b);
+  WANT("((2 raisedToInteger: 200) negated bitAnd: "
+       "(2 raisedToInteger: 150) - 12345) printString",
+       10);
+  mpz_pow(a, 5, 700);
+  mpz_neg(a, a);
+  mpz_fdiv_q_2exp(r, a, 333);
+  WANT("((5 raisedToInteger: 700) negated bitShift: -333) printString", 10);
+  mpz_pow(a, 10, 40);
+  mpz_pow(b, 10, 60);
+  mpz_sub(r, a, b);
+  WANT("((10 raisedToInteger: 40) - (10 raisedToInteger: 60)) printString",
+       10);
+  mpz_set_si(r, 1);
+  mpz_mul_2exp(r, r, 62);
+  mpz_neg(r, r);
+  WANT("(4611686018427387903 negated - 1) printString", 10);
+  mpz_set_ui(r, 2);
+  WANT("(((2 raisedToInteger: 64) + 2) - (2 raisedToInteger: 64)) "
+       "printString", 10);
+  /* The script prints one line per case. */
+  size_t len = 0;
+  for (int i = 0; i < n; i++) len += strlen(exprs[i]) + 32;
+  char *src = malloc(len + 1), *p = src;
+  for (int i = 0; i < n; i++)
+    p += sprintf(p, "Transcript showCr: %s.\n", exprs[i]);
+  write_file("big.st", src);
+  char *out;
+  T_EQ_INT(run_st("big.st", &out, NULL), 0);
+  char *line = out;
+  for (int i = 0; i < n; i++) {
+    char *nl = strchr(line, '\n');
+    T_ASSERT(nl);
+    *nl = '\0';
+    if (strcmp(line, want[i]) != 0)
+      T_FAIL("case %d (%s): got %.60s... (%zu digits), want %.60s... "
+             "(%zu digits)", i, exprs[i], line, strlen(line), want[i],
+             strlen(want[i]));
+    line = nl + 1;
+    free(want[i]);
+  }
+  free(src);
+  free(out);
+  mpz_clears(a, b, c, r, NULL);
+#undef WANT
+}
+
+/* ===================================================================== */
+/* A small JSON reader for the export                                    */
+/* ===================================================================== */
+
+typedef struct J {
+  char t;            /* o(bject) a(rray) s(tring) n(umber) t f z(null) */
+  char *s;
+  double n;
+  int len;
+  char **keys;
+  struct J **v;
+} J;
+
+static void jspace(const char **p) {
+  while (**p == ' ' || **p == '\n' || **p == '\t' || **p == '\r') (*p)++;
+}
+
+static char *jstring(const char **p) {
+  size_t cap = 64, n = 0;
+  char *s = malloc(cap);
+  (*p)++;
+  while (**p && **p != '"') {
+    char c = *(*p)++;
+    if (c == '\\') {
+      c = *(*p)++;
+      if (c == 'n') c = '\n';
+      else if (c == 't') c = '\t';
+      else if (c == 'u') {
+        *p += 4;
+        c = '?';
+      }
+    }
+    if (n + 2 > cap) s = realloc(s, cap *= 2);
+    s[n++] = c;
+  }
+  (*p)++;
+  s[n] = '\0';
+  return s;
+}
+
+static J *jparse(const char **p) {
+  J *j = calloc(1, sizeof(J));
+  jspace(p);
+  char c = **p;
+  if (c == '{' || c == '[') {
+    j->t = c == '{' ? 'o' : 'a';
+    (*p)++;
+    int cap = 0;
+    for (;;) {
+      jspace(p);
+      if (**p == '}' || **p == ']') {
+        (*p)++;
+        break;
+      }
+      if (**p == ',') {
+        (*p)++;
+        continue;
+      }
+      if (j->len == cap) {
+        cap = cap ? cap * 2 : 8;
+        j->v = realloc(j->v, (size_t)cap * sizeof(J *));
+        j->keys = realloc(j->keys, (size_t)cap * sizeof(char *));
+      }
+      j->keys[j->len] = NULL;
+      if (j->t == 'o') {
+        j->keys[j->len] = jstring(p);
+        jspace(p);
+        (*p)++; /* : */
+      }
+      j->v[j->len++] = jparse(p);
+    }
+  } else if (c == '"') {
+    j->t = 's';
+    j->s = jstring(p);
+  } else if (c == 't' || c == 'f' || c == 'n') {
+    j->t = c == 'n' ? 'z' : c;
+    *p += c == 'f' ? 5 : 4;
+  } else {
+    j->t = 'n';
+    char *end;
+    j->n = strtod(*p, &end);
+    T_ASSERT(end != *p);
+    *p = end;
+  }
+  return j;
+}
+
+static J *jget(const J *o, const char *key) {
+  for (int i = 0; o && o->t == 'o' && i < o->len; i++)
+    if (!strcmp(o->keys[i], key)) return o->v[i];
+  return NULL;
+}
+
+static double jnum(const J *o, const char *key) {
+  J *v = jget(o, key);
+  T_ASSERT(v && v->t == 'n');
+  return v->n;
+}
+
+static const char *jstr(const J *o, const char *key) {
+  J *v = jget(o, key);
+  T_ASSERT(v && v->t == 's');
+  return v->s;
+}
+
+/* Run spyon with options on a script in the scratch directory; parse the
+** JSON that follows the script's own output. */
+static J *spyon_json(const char *opts, const char *script, int want_rc,
+                     char **script_out) {
+  char line[4300], *out;
+  snprintf(line, sizeof line, "'%s/spyon' --json %s %s", t_builddir, opts,
+           script);
+  T_EQ_INT(run_in_tmp(line, &out, NULL), want_rc);
+  char *doc = strstr(out, "{\"format\":\"spyon-profile\"");
+  T_ASSERT(doc);
+  const char *p = doc;
+  J *j = jparse(&p);
+  T_ASSERT(j->t == 'o');
+  if (script_out) {
+    *doc = '\0';
+    *script_out = out;
+  }
+  return j;
+}
+
+/* The self time share (of wall time) of the leaf named name, or 0. */
+static double leaf_share(const J *doc, const char *name) {
+  J *leaves = jget(doc, "leaves");
+  double wall = jnum(jget(doc, "header"), "wall_ns");
+  T_ASSERT(leaves && wall > 0);
+  for (int i = 0; i < leaves->len; i++)
+    if (!strcmp(jstr(leaves->v[i], "name"), name))
+      return jnum(leaves->v[i], "self_ns") / wall;
+  return 0;
+}
+
+/* Does some node named `leaf` have all of `anc` (NULL-terminated) among
+** its ancestors? Walks the nested "tree" of every process. */
+static int path_has(const J *node, const char **anc, const char **stack,
+                    int depth, const char *leaf) {
+  const char *name = jstr(node, "name");
+  if (!strcmp(name, leaf)) {
+    int all = 1;
+    for (int k = 0; anc[k]; k++) {
+      int found = 0;
+      for (int d = 0; d < depth; d++) found |= !strcmp(stack[d], anc[k]);
+      all &= found;
+    }
+    if (all) return 1;
+  }
+  J *kids = jget(node, "children");
+  if (depth >= 255 || !kids) return 0;
+  stack[depth] = name;
+  for (int i = 0; i < kids->len; i++)
+    if (path_has(kids->v[i], anc, stack, depth + 1, leaf)) return 1;
+  return 0;
+}
+
+static int tree_has(const J *doc, const char *leaf, const char **anc) {
+  const char *stack[256];
+  J *procs = jget(doc, "processes");
+  T_ASSERT(procs);
+  for (int i = 0; i < procs->len; i++)
+    if (path_has(jget(procs->v[i], "tree"), anc, stack, 0, leaf)) return 1;
+  return 0;
+}
+
+/* ===================================================================== */
+/* spyon on the examples                                                 */
+/* ===================================================================== */
+
+/* Seed 004: the multiply primitive dominates the leaves, under the
+** Smalltalk algorithm methods, and addition is not charged the
+** primitive's time. */
+static void t_e2e_largeint(void) {
+  char *out;
+  stage("examples", "largeint.st");
+  J *doc = spyon_json("", "largeint.st", 0, &out);
+  T_EQ_STR(out, "103 raisedToInteger: 8000 has 16103 digits\n");
+  J *leaves = jget(doc, "leaves");
+  T_ASSERT(leaves && leaves->len > 3);
+  T_EQ_STR(jstr(leaves->v[0], "name"), "Integer>>digitMultiply:neg:");
+  T_EQ_STR(jstr(leaves->v[0], "kind"), "prim");
+  double mul = leaf_share(doc, "Integer>>digitMultiply:neg:");
+  double add = leaf_share(doc, "Integer>>digitAdd:");
+  double plus = leaf_share(doc, "LargePositiveInteger(Integer)>>+");
+  if (mul < 0.20 || add > mul / 4 || plus > mul / 4)
+    T_FAIL("shares: digitMultiply %.3f, digitAdd %.3f, + %.3f", mul, add,
+           plus);
+  const char *toom[] = {"SmallInteger(Integer)>>timesRepeat:",
+                        "[] in UndefinedObject>>DoIt",
+                        "SmallInteger(Number)>>raisedToInteger:",
+                        "LargePositiveInteger>>squared",
+                        "LargePositiveInteger>>squaredByFourth", NULL};
+  T_ASSERT(tree_has(doc, "Integer>>digitMultiply:neg:", toom));
+  const char *kara[] = {"LargePositiveInteger>>squaredByHalf",
+                        "LargePositiveInteger>>digitMul22:",
+                        "LargeNegativeInteger(LargePositiveInteger)>>"
+                        "multiplyByInteger:", NULL};
+  T_ASSERT(tree_has(doc, "Integer>>digitMultiply:neg:", kara));
+  /* The primitives table counts the calls exactly. */
+  J *prims = jget(doc, "prims");
+  int found = 0;
+  for (int i = 0; i < prims->len; i++)
+    if (!strcmp(jstr(prims->v[i], "name"), "Integer>>digitMultiply:neg:")) {
+      found = 1;
+      T_ASSERT(jnum(prims->v[i], "calls") > 10000);
+    }
+  T_ASSERT(found);
+  free(out);
+}
+
+/* The same workload in timer mode (MessageTally's view): the primitive
+** gets no samples of its own, and its time lands on the Smalltalk code
+** around it, addition and subtraction first among it. */
+static void t_e2e_timer_mode(void) {
+  write_file("pow.st", "2000 timesRepeat: [103 raisedToInteger: 8000].\n");
+  J *doc = spyon_json("--mode timer", "pow.st", 0, NULL);
+  T_EQ_STR(jstr(jget(doc, "header"), "mode"), "timer");
+  double mul = leaf_share(doc, "Integer>>digitMultiply:neg:");
+  double addsub = leaf_share(doc, "LargePositiveInteger(Integer)>>+") +
+                  leaf_share(doc, "LargePositiveInteger(Integer)>>-") +
+                  leaf_share(doc, "LargeNegativeInteger(Integer)>>+") +
+                  leaf_share(doc, "LargeNegativeInteger(Integer)>>-");
+  if (mul > 0.02 || addsub < 0.15)
+    T_FAIL("timer mode: digitMultiply %.3f, + and - %.3f", mul, addsub);
+}
+
+/* Each process has its own tree. The two workers at priority 40 have the
+** same work and are interleaved by time slices, so they get the same
+** share; the background worker runs after them; the ticker mostly
+** sleeps. */
+static void t_e2e_processes(void) {
+  stage("examples", "processes.st");
+  J *doc = spyon_json("", "processes.st", 0, NULL);
+  J *procs = jget(doc, "processes");
+  double a = 0, b = 0, bg = 0, ticker = -1, total = 0;
+  for (int i = 0; i < procs->len; i++) {
+    const char *name = jstr(procs->v[i], "name");
+    double t = jnum(procs->v[i], "total_ns");
+    total += t;
+    if (!strcmp(name, "worker-a (40)")) a = t;
+    if (!strcmp(name, "worker-b (40)")) b = t;
+    if (!strcmp(name, "background (30)")) bg = t;
+    if (!strcmp(name, "ticker (60)")) ticker = t;
+  }
+  T_ASSERT(b > 0 && ticker >= 0);
+  T_NEAR(a / b, 1.0, 0.25);
+  T_ASSERT(bg > 0.05 * total);
+  T_ASSERT(ticker < 0.05 * total);
+  const char *in[] = {"Worker>>run:", "SmallInteger(Integer)>>timesRepeat:",
+                      NULL};
+  T_ASSERT(tree_has(doc, "Worker>>fibOf:", in));
+}
+
+/* The size-dependent primitives show up as leaves of their own. */
+static void t_e2e_strings_sorting(void) {
+  stage("examples", "strings.st");
+  J *doc = spyon_json("", "strings.st", 0, NULL);
+  double concat = leaf_share(doc, "ArrayedCollection>>,");
+  double kase = leaf_share(doc, "String>>asUppercase/asLowercase");
+  double search = leaf_share(doc, "String>>indexOf:");
+  if (concat < 0.03 || kase < 0.03 || search < 0.01)
+    T_FAIL("strings: concat %.3f, case %.3f, search %.3f", concat, kase,
+           search);
+  stage("examples", "sorting.st");
+  doc = spyon_json("", "sorting.st", 0, NULL);
+  double sort = leaf_share(doc, "ArrayedCollection>>sort");
+  const char *qs[] = {"QuickSorter>>sort:from:to:", NULL};
+  T_ASSERT(sort > 0.02);
+  T_ASSERT(tree_has(doc, "QuickSorter>>sort:from:to:", qs));
+}
+
+/* ===================================================================== */
+/* spyon: exit status, saved profiles, interruption                      */
+/* ===================================================================== */
+
+static spy_profile *load(const char *name) {
+  char path[4200], err[512];
+  spy_profile *p = NULL;
+  snprintf(path, sizeof path, "%s/%s", t_tmpdir(), name);
+  if (spy_profile_load(path, &p, err, sizeof err) < 0) T_FAIL("%s", err);
+  return p;
+}
+
+static int has_frame(const spy_profile *p, const char *name) {
+  for (size_t i = 0; i < p->nframes; i++)
+    if (!strcmp(p->frames[i].name, name)) return 1;
+  return 0;
+}
+
+/* A failing script keeps its exit status, and its profile is saved. */
+static void t_error_keeps_profile(void) {
+  char line[4300], *out, *err;
+  write_file("fail.st", "Object subclass: W [ spin [ | s | s := 0.\n"
+                        "  1 to: 3000000 do: [:i | s := s + i]. ^s ] ]\n"
+                        "W new spin. W new spin.\n"
+                        "nil foo.\n");
+  snprintf(line, sizeof line, "'%s/spyon' -o fail.spy fail.st", t_builddir);
+  T_EQ_INT(run_in_tmp(line, &out, &err), 1);
+  T_ASSERT(strstr(err, "MessageNotUnderstood: nil does not understand #foo"));
+  T_ASSERT(strstr(err, "spyon: "));
+  T_ASSERT(strstr(err, "saved to fail.spy"));
+  spy_profile *p = load("fail.spy");
+  T_ASSERT(p->tallies > 0);
+  T_ASSERT(has_frame(p, "W>>spin"));
+  spy_profile_free(p);
+  free(out);
+  free(err);
+  /* Smalltalk quit: keeps its status too; the report still follows. */
+  stage("tests/st", "err_quit.st");
+  snprintf(line, sizeof line, "'%s/spyon' err_quit.st", t_builddir);
+  T_EQ_INT(run_in_tmp(line, &out, NULL), 3);
+  T_ASSERT(strncmp(out, "quitting\n", 9) == 0);
+  T_ASSERT(strstr(out, "**Tree**"));
+  free(out);
+}
+
+/* SIGINT stops the run; the profile of what ran is still written. */
+static void t_sigint(void) {
+  write_file("forever.st", "Object subclass: F [ loop [ [true] whileTrue: "
+                           "[3 + 4] ] ]\nF new loop.\n");
+  char spyon[4200], kernel[4200], dir[4200];
+  snprintf(spyon, sizeof spyon, "%s/spyon", t_builddir);
+  snprintf(kernel, sizeof kernel, "%s/hosts/st/kernel", t_srcdir);
+  snprintf(dir, sizeof dir, "%s", t_tmpdir());
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir) != 0) _exit(99);
+    setenv("SPYON_KERNEL", kernel, 1);
+    if (!freopen("/dev/null", "w", stdout) ||
+        !freopen("/dev/null", "w", stderr))
+      _exit(97);
+    execl(spyon, "spyon", "-o", "int.spy", "forever.st", (char *)NULL);
+    _exit(98);
+  }
+  struct timespec ts = {0, 600 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  kill(pid, SIGINT);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  T_ASSERT(WIFEXITED(st));
+  T_EQ_INT(WEXITSTATUS(st), 130);
+  spy_profile *p = load("int.spy");
+  T_ASSERT(p->tallies > 100);
+  T_ASSERT(has_frame(p, "F>>loop"));
+  spy_profile_free(p);
+}
+
+/* Profiler spyOn: inside a script: the report on stdout, or a file. */
+static void t_spyon_in_language(void) {
+  char line[4300], *out;
+  write_file("in.st", "| r |\n"
+                      "r := Profiler spyOn: [| x | 30 timesRepeat: "
+                      "[x := 500 factorial]. x].\n"
+                      "Profiler spyOn: [20 timesRepeat: [400 factorial]] "
+                      "toFile: 'in.spy'.\n"
+                      "r printString size printNl.\n");
+  snprintf(line, sizeof line, "'%s/spyon' --no-profile in.st", t_builddir);
+  T_EQ_INT(run_in_tmp(line, &out, NULL), 0);
+  T_ASSERT(strstr(out, "**Tree**"));
+  T_ASSERT(strstr(out, "SmallInteger(Integer)>>factorial"));
+  T_ASSERT(strstr(out, "\n1135\n"));
+  spy_profile *p = load("in.spy");
+  T_ASSERT(has_frame(p, "Integer>>digitMultiply:neg:"));
+  T_ASSERT(has_frame(p, "Profiler class>>spyOn:every:toFile:"));
+  spy_profile_free(p);
+  free(out);
+  /* Without a profiler (the standalone interpreter) the block just runs. */
+  T_EQ_INT(run_st("in.st", &out, NULL), 0);
+  T_EQ_STR(out, "1135\n");
+  free(out);
+}
+
+/* Bad options are one clear line and status 2. */
+static void t_cli_usage(void) {
+  char line[4300], *out, *err;
+  snprintf(line, sizeof line, "'%s/spyon' --mode fast x.st", t_builddir);
+  T_EQ_INT(run_in_tmp(line, &out, &err), 2);
+  T_EQ_STR(err, "spyon: --mode: expected poll or timer, not 'fast'\n");
+  free(out);
+  free(err);
+  snprintf(line, sizeof line, "'%s/spyon' missing.st", t_builddir);
+  T_EQ_INT(run_in_tmp(line, &out, &err), 2);
+  T_ASSERT(strstr(err, "missing.st: cannot open"));
+  free(out);
+  free(err);
+}
+
+const struct spy_test t_st[] = {
+  {"lang", t_lang, 0},
+  {"exceptions", t_exceptions, 0},
+  {"processes", t_processes, 0},
+  {"syntax_error", t_syntax_error, 0},
+  {"runtime_error", t_runtime_error, 0},
+  {"quit_status", t_quit_status, 0},
+  {"more_errors", t_more_errors, 0},
+  {"stack_overflow", t_stack_overflow, 0},
+  {"gc_reclaims", t_gc_reclaims, 0},
+  {"largeint_exact", t_largeint_exact, 0},
+  {"e2e_largeint", t_e2e_largeint, 120},
+  {"e2e_timer_mode", t_e2e_timer_mode, 0},
+  {"e2e_processes", t_e2e_processes, 0},
+  {"e2e_strings_sorting", t_e2e_strings_sorting, 120},
+  {"error_keeps_profile", t_error_keeps_profile, 0},
+  {"sigint", t_sigint, 0},
+  {"spyon_in_language", t_spyon_in_language, 0},
+  {"cli_usage", t_cli_usage, 0},
+  {0},
+};
