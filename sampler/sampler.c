@@ -66,14 +66,17 @@ static void sleep_until(uint64_t target) {
 /* The next wake-up: the earliest deadline of a running thread (one that has
 ** not synchronised publishes 0: due now), and the next drain. A thread still
 ** marked has not taken its sample yet (busy in a long primitive, or off the
-** CPU): look again an interval later, by when it has usually taken it and
-** published its next deadline. */
+** CPU): mark it again at the next grid point, so that every grid point is
+** marked the same wake-up latency after it passes, whether or not the
+** thread was busy -- a mark's lag must not depend on what the thread does. */
 static uint64_t next_wake(spy_profiler *p, uint64_t now, uint64_t wake_at) {
+  uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
+  uint64_t iv = p->cfg.interval;
+  uint64_t grid = origin + ((now - origin) / iv + 1) * iv;
   for (spy_vm *v = p->vms; v; v = v->next) {
     if (!atomic_load_explicit(&v->hot.active, RELAXED)) continue;
     uint64_t d = atomic_load_explicit(&v->deadline_pub, RELAXED);
-    if (atomic_load_explicit(&v->hot.trap, RELAXED))
-      d = (d > now ? d : now) + p->cfg.interval;
+    if (atomic_load_explicit(&v->hot.trap, RELAXED)) d = grid;
     if (d < wake_at) wake_at = d;
   }
   return wake_at;

@@ -41,7 +41,7 @@
 #define US 1000ull
 
 #define SIGMAS 4.0
-#define SYS_PP 0.5
+#define SYS_PP (T_TSAN ? 4.0 : 0.5)
 #define STALL_PP 10.0
 #define STALL_RETRY 0.10
 #define ATTEMPTS 3

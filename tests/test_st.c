@@ -187,7 +187,7 @@ static void t_gc_reclaims(void) {
                      "keep size printNl.\n");
   /* 10000 arrays of 80 KB are 800 MB; the address space limit is 400 MB
   ** (not under AddressSanitizer, whose shadow memory needs more). */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   snprintf(cmd, sizeof cmd, "'%s/hosts/st/st' g.st", t_builddir);
 #else
   snprintf(cmd, sizeof cmd, "ulimit -v 400000 && '%s/hosts/st/st' g.st",
@@ -496,6 +496,11 @@ static void t_e2e_largeint(void) {
   T_EQ_STR(out, "103 raisedToInteger: 8000 has 16103 digits\n");
   J *leaves = jget(doc, "leaves");
   T_ASSERT(leaves && leaves->len > 3);
+  if (T_TSAN) { /* GMP runs uninstrumented: shares mean nothing here */
+    T_ASSERT(leaf_share(doc, "Integer>>digitMultiply:neg:") > 0);
+    free(out);
+    return;
+  }
   T_EQ_STR(jstr(leaves->v[0], "name"), "Integer>>digitMultiply:neg:");
   T_EQ_STR(jstr(leaves->v[0], "kind"), "prim");
   double mul = leaf_share(doc, "Integer>>digitMultiply:neg:");
@@ -564,7 +569,7 @@ static void t_e2e_processes(void) {
   T_ASSERT(b > 0 && ticker >= 0);
   T_NEAR(a / b, 1.0, 0.25);
   T_ASSERT(bg > 0.05 * total);
-  T_ASSERT(ticker < 0.05 * total);
+  T_ASSERT(T_TSAN || ticker < 0.05 * total); /* TSan slows the ticker */
   const char *in[] = {"Worker>>run:", "SmallInteger(Integer)>>timesRepeat:",
                       NULL};
   T_ASSERT(tree_has(doc, "Worker>>fibOf:", in));
