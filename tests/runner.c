@@ -22,14 +22,15 @@
 #include <time.h>
 #include <unistd.h>
 
-extern const struct spy_test t_core[], t_profile[], t_report[], t_cost[],
-    t_st[], t_native[];
+extern const struct spy_test t_core[], t_core_exact[], t_profile[],
+    t_report[], t_cost[], t_st[], t_native[];
 
 static const struct {
   const char *name;
   const struct spy_test *tests;
 } suites[] = {
-  {"core", t_core},   {"profile", t_profile}, {"report", t_report},
+  {"core", t_core},   {"core", t_core_exact}, {"profile", t_profile},
+  {"report", t_report},
   {"cost", t_cost},   {"st", t_st},       {"native", t_native},
 };
 
