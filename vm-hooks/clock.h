@@ -24,6 +24,7 @@ typedef struct spyH_clock_t {
   double ticks_per_ns;
   uint64_t tick0;       /* a calibration point: tick0 <-> mono0_ns */
   uint64_t mono0_ns;
+  uint64_t read_cost;   /* ticks between two back-to-back reads (min) */
 } spyH_clock_t;
 
 SPY_INTERNAL extern spyH_clock_t spyH_clock;

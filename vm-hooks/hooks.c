@@ -261,6 +261,7 @@ void spy_poll_slow_(spy_vm *v) {
 static inline void sample_cost(spy_vm *v, uint64_t t0) {
   if (SPY_UNLIKELY((++v->hook_n & 255) == 0)) {
     uint64_t d = spyH_now() - t0;
+    d = d > spyH_clock.read_cost ? d - spyH_clock.read_cost : 0;
     add(&v->hook_ticks, (d < v->cfg->hook_cap ? d : v->cfg->hook_cap) * 256);
   }
 }
