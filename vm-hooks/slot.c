@@ -12,8 +12,8 @@
 
 #include "vm-hooks/clock.h"
 
-/* The stand-in: never active, so only spy_poll ever reaches its slow path,
-** which sees it by address and only re-arms its countdown (an atomic). */
+/* The stand-in: never attached, active or marked, so its hooks never leave
+** their inline branch; spy_poll_slow_ still recognises it by address. */
 static struct spy_vm stopped_vm;
 
 spy_vm *spy_vm_stopped(void) { return &stopped_vm; }
