@@ -694,6 +694,42 @@ static void t_spyon_in_language(void) {
   free(out);
 }
 
+/* The overhead harness of bench/st (Profiler class>>overheadOf:...): a
+** profiled run has its work in the saved profile, an unprofiled one only
+** the start and stop around it; the answer is the sorted ratios; without a
+** profiler compiled in it answers nil. */
+static void t_overhead_harness(void) {
+  char line[4300], *out;
+  write_file("oh.st",
+             "Object subclass: W [ spin [ ^(1 to: 20000) inject: 0 "
+             "into: [:a :b | a + b] ] ]\n"
+             "| r |\n"
+             "Profiler cpuOf: [20 timesRepeat: [W new spin]] every: 100 "
+             "toFile: 'on.spy' profiled: true.\n"
+             "Profiler cpuOf: [20 timesRepeat: [W new spin]] every: 100 "
+             "toFile: 'off.spy' profiled: false.\n"
+             "r := Profiler overheadOf: [W new spin] every: 100 rounds: 5 "
+             "toFile: 'o.spy' profiled: true.\n"
+             "r isNil printNl.\n"
+             "r isNil ifFalse: [r size printNl.\n"
+             "  (r allSatisfy: [:x | x > 0]) printNl.\n"
+             "  ((1 to: 4) allSatisfy: [:i | (r at: i) <= (r at: i + 1)]) "
+             "printNl].\n");
+  snprintf(line, sizeof line, "'%s/spyon' --no-profile oh.st", t_builddir);
+  T_EQ_INT(run_in_tmp(line, &out, NULL), 0);
+  T_EQ_STR(out, "false\n5\ntrue\ntrue\n");
+  free(out);
+  spy_profile *on = load("on.spy"), *off = load("off.spy");
+  T_ASSERT(has_frame(on, "W>>spin"));
+  T_ASSERT(!has_frame(off, "W>>spin"));
+  T_ASSERT(on->tallies > 20 && off->tallies < 5);
+  spy_profile_free(on);
+  spy_profile_free(off);
+  T_EQ_INT(run_st("oh.st", &out, NULL), 0); /* hooks compiled out */
+  T_EQ_STR(out, "true\n");
+  free(out);
+}
+
 /* Bad options are one clear line and status 2. */
 static void t_cli_usage(void) {
   char line[4300], *out, *err;
@@ -727,6 +763,7 @@ const struct spy_test t_st[] = {
   {"error_keeps_profile", t_error_keeps_profile, 0},
   {"sigint", t_sigint, 0},
   {"spyon_in_language", t_spyon_in_language, 0},
+  {"overhead_harness", t_overhead_harness, 0},
   {"cli_usage", t_cli_usage, 0},
   {0},
 };
