@@ -12,9 +12,9 @@
 **   ovm_run_clk  no hooks, but clock_gettime read at every poll point
 **   ovm_run_tsc  no hooks, but rdtsc read at every poll point
 **   ovm_run_flag no hooks, a due-flag test at every poll point (a relaxed
-**                atomic load and a branch: the trap design)
+**                atomic load and a branch: the trap design spy_poll uses)
 **   ovm_run_cd   no hooks, a countdown at every poll point (load, store,
-**                branch: the design spy_poll uses)
+**                branch: the alternative)
 ** The last four isolate what each way of noticing a due sample costs the
 ** dispatch loop, without the rest of the library.
 */

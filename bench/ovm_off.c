@@ -60,7 +60,8 @@ static inline void poll_tsc(ovm *vm) {
 #define OVM_PRIM_END(vm) ((void)0)
 #include "bench/ovm_loop.h"
 
-/* The trap design: a relaxed load of a flag the sampler would set. */
+/* The trap design, as spy_poll does it: a relaxed load of a flag the
+** sampler sets. */
 static inline void poll_flag(ovm *vm) {
   if (__builtin_expect(
           atomic_load_explicit(&vm->sim_flag, memory_order_relaxed), 0))
@@ -73,8 +74,8 @@ static inline void poll_flag(ovm *vm) {
 #define OVM_PRIM_END(vm) ((void)0)
 #include "bench/ovm_loop.h"
 
-/* The countdown design, as spy_poll does it: load, store one less, and go
-** out of line when it reaches zero. */
+/* The countdown design (not used): load, store one less, and go out of
+** line when it reaches zero. */
 static inline void poll_cd(ovm *vm) {
   int n = atomic_load_explicit(&vm->sim_cd, memory_order_relaxed);
   atomic_store_explicit(&vm->sim_cd, n - 1, memory_order_relaxed);
