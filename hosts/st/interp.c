@@ -268,42 +268,24 @@ static int interpret(VM *vm) {
         }
         goto call;
       }
-      vmcase(OP_ADD) {
-        Value a = sp[-2], b = sp[-1];
-        intptr_t r;
-        if (st_likely(a & b & 1) &&
-            !__builtin_add_overflow((intptr_t)a, (intptr_t)b - 1, &r)) {
-          sp[-2] = (Value)r;
-          sp--;
-          vmbreak;
-        }
-        cs = &m->sites[ARG(i)];
-        goto send;
-      }
-      vmcase(OP_SUB) {
-        Value a = sp[-2], b = sp[-1];
-        intptr_t r;
-        if (st_likely(a & b & 1) &&
-            !__builtin_sub_overflow((intptr_t)a, (intptr_t)b - 1, &r)) {
-          sp[-2] = (Value)r;
-          sp--;
-          vmbreak;
-        }
-        cs = &m->sites[ARG(i)];
-        goto send;
-      }
-      vmcase(OP_MUL) {
-        Value a = sp[-2], b = sp[-1];
-        intptr_t r;
-        if (st_likely(a & b & 1) &&
-            !__builtin_mul_overflow(INT_VAL(a), (intptr_t)b - 1, &r)) {
-          sp[-2] = (Value)(r | 1);
-          sp--;
-          vmbreak;
-        }
-        cs = &m->sites[ARG(i)];
-        goto send;
-      }
+/* SmallInteger arithmetic on tagged values (2n + 1): a + (b - 1) and
+** a - (b - 1) keep the tag; n * (b - 1) is even, and `tag` puts it back.
+** On overflow or another receiver the operator is sent. */
+#define ARITH(opname, overflows, lhs, tag)                                \
+  vmcase(opname) {                                                        \
+    Value a = sp[-2], b = sp[-1];                                         \
+    intptr_t r;                                                           \
+    if (st_likely(a & b & 1) && !overflows(lhs, (intptr_t)b - 1, &r)) {   \
+      sp[-2] = (Value)(r tag);                                            \
+      sp--;                                                               \
+      vmbreak;                                                            \
+    }                                                                     \
+    cs = &m->sites[ARG(i)];                                               \
+    goto send;                                                            \
+  }
+      ARITH(OP_ADD, __builtin_add_overflow, (intptr_t)a, )
+      ARITH(OP_SUB, __builtin_sub_overflow, (intptr_t)a, )
+      ARITH(OP_MUL, __builtin_mul_overflow, INT_VAL(a), | 1)
 /* SmallInteger comparisons; one followed by a JUMPF branches at once. */
 #define COMPARE(opname, op)                                               \
   vmcase(opname) {                                                        \
@@ -330,6 +312,7 @@ static int interpret(VM *vm) {
       COMPARE(OP_EQ, ==)
       COMPARE(OP_NE, !=)
 #undef COMPARE
+#undef ARITH
       vmcase(OP_IDEQ) {
         sp[-2] = sp[-2] == sp[-1] ? vm->vtrue : vm->vfalse;
         sp--;
