@@ -26,10 +26,12 @@
 #     profiler between two runs without one (Profiler
 #     class>>overheadOf:every:rounds:toFile:profiled: in
 #     hosts/st/kernel/Profiler.st); each round's ratio is the profiled
-#     run's CPU time over the mean of its neighbours', and the table gives
-#     the median. Separate processes would differ by more than the
+#     run's CPU time over the mean of its neighbours'. A process gives the
+#     median of its 31 rounds; the table gives the median over RUNS such
+#     processes. Separate whole runs would differ by more than the
 #     overhead: the machine's speed drifts, and the interpreter's own
-#     state (heap, caches) moves a run's time by several per cent.
+#     state moves a run's time by several per cent (the harness keeps
+#     what precedes each run the same: see Profiler.st).
 #   control: the same with no profiler in the middle run either: how far
 #     the method's own noise goes.
 #   hooks: the time the profiler's slow paths report having spent in the
@@ -91,15 +93,18 @@ for p in $progs; do
       (r <= 2.0) ? "ok" : "MISSED" }'
 done
 # The profiler's overhead.
-rounds=$((runs * 6 + 1))
+rounds=31
 header() { # interval_us prog -> "wall_ns tallies hook_ns" of a full run
   "$spyon" --json -i "$1" "$here/$2.st" 2>/dev/null | sed -n \
     's/.*"wall_ns":\([0-9]*\),"tallies":\([0-9]*\).*"hook_ns":\([0-9]*\).*/\1 \2 \3/p'
 }
 ratio() { # prog interval_us [control] -> median overhead in %
-  "$spyon" --no-profile "$here/$1.st" "$(chunk "$1")" overhead "$2" "$rounds" \
-    "$tmp/o.spy" ${3:-} 2>/dev/null |
-    sed -n 's/^overhead_median //p' | awk '{ printf "%+.2f\n", ($1 - 1) * 100 }'
+  i=0
+  while [ $i -lt "$runs" ]; do
+    "$spyon" --no-profile "$here/$1.st" "$(chunk "$1")" overhead "$2" \
+      "$rounds" "$tmp/o.spy" ${3:-} 2>/dev/null | sed -n 's/^overhead_median //p'
+    i=$((i + 1))
+  done | median | awk '{ printf "%+.2f\n", ($1 - 1) * 100 }'
 }
 irefs() { # command... -> instructions executed
   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
@@ -139,7 +144,7 @@ for p in $progs; do
 done
 
 echo
-echo "Profiler overhead: interpreter CPU time, median of $rounds in-process rounds"
+echo "Profiler overhead: interpreter CPU time; median over $runs processes of each one's median of $rounds in-process rounds"
 printf '%-12s %9s | %8s | %8s %6s | %8s %6s %8s\n' program "stopped" \
   control "10 kHz" hooks "100 kHz" hooks "rate/s"
 for p in $progs; do
