@@ -228,7 +228,10 @@ Method *st_method_new(VM *vm) {
 }
 
 void st_flush_caches(VM *vm) {
-  if (vm->mcache) memset(vm->mcache, 0, MCACHE_SIZE * sizeof(*vm->mcache));
+  /* Loading a file installs a method at a time: only a cache that was
+  ** filled since the last flush needs clearing. */
+  if (vm->mc_dirty) memset(vm->mcache, 0, MCACHE_SIZE * sizeof(*vm->mcache));
+  vm->mc_dirty = 0;
   if (!vm->ic_dirty) return;
   for (uint32_t i = 0; i < vm->nmethods; i++) {
     Method *m = vm->methods[i];
@@ -260,6 +263,7 @@ Method *st_lookup_cached(VM *vm, uint32_t cid, Value sel) {
     return vm->mcache[k].m;
   Method *m = st_lookup(vm, cid, sel);
   if (m) {
+    vm->mc_dirty = 1;
     vm->mcache[k].cid = cid;
     vm->mcache[k].sel = sel;
     vm->mcache[k].m = m;

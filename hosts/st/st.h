@@ -278,6 +278,7 @@ typedef struct VM {
   Value specials[8];     /* selectors the VM sends itself (SP_*) */
   /* Lookup cache (class id, selector) -> method. */
   struct { uint32_t cid; Value sel; Method *m; } *mcache;
+  int mc_dirty;          /* the method cache was filled since the last flush */
   int ic_dirty;          /* an inline cache was filled since the last flush */
   /* Processes. */
   Proc *cur;             /* running process */
