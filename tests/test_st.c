@@ -59,13 +59,17 @@ static int run_st(const char *script, char **out, char **err) {
   return run_in_tmp(line, out, err);
 }
 
-static void write_file(const char *name, const char *text) {
+static void write_bytes(const char *name, const char *data, size_t len) {
   char path[4200];
   snprintf(path, sizeof path, "%s/%s", t_tmpdir(), name);
-  FILE *f = fopen(path, "w");
+  FILE *f = fopen(path, "wb");
   T_ASSERT(f);
-  fputs(text, f);
+  T_ASSERT(fwrite(data, 1, len, f) == len);
   fclose(f);
+}
+
+static void write_file(const char *name, const char *text) {
+  write_bytes(name, text, strlen(text));
 }
 
 /* Run tests/st/NAME.st and compare stdout with NAME.out. */
@@ -157,6 +161,28 @@ static void t_more_errors(void) {
     char *out, *err;
     write_file("e.st", cases[i].src);
     T_EQ_INT(run_st("e.st", &out, &err), cases[i].rc);
+    T_EQ_STR(err, cases[i].err);
+    free(out);
+    free(err);
+  }
+}
+
+/* Bytes that are no part of Smalltalk's syntax are named by their value.
+** A NUL was once taken for a binary selector character (strchr finds the
+** terminator), which gave "bad selector ''" (found by hosts/st/fuzz_load). */
+static void t_bad_bytes(void) {
+  static const struct { const char *src; size_t len; const char *err; } cases[] = {
+#define SRC(text) text, sizeof text - 1
+    {SRC("x := 3 \0 4.\n"), "e.st:1:8: unexpected byte 0x00\n"},
+    {SRC("x := 3 \001 4.\n"), "e.st:1:8: unexpected byte 0x01\n"},
+    {SRC("x := 3.\ny := x \377.\n"), "e.st:2:8: unexpected byte 0xff\n"},
+    {SRC("x := 3 ` 4.\n"), "e.st:1:8: unexpected character '`'\n"},
+#undef SRC
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *out, *err;
+    write_bytes("e.st", cases[i].src, cases[i].len);
+    T_EQ_INT(run_st("e.st", &out, &err), 2);
     T_EQ_STR(err, cases[i].err);
     free(out);
     free(err);
@@ -750,6 +776,7 @@ const struct spy_test t_st[] = {
   {"exceptions", t_exceptions, 0},
   {"processes", t_processes, 0},
   {"syntax_error", t_syntax_error, 0},
+  {"bad_bytes", t_bad_bytes, 0},
   {"runtime_error", t_runtime_error, 0},
   {"quit_status", t_quit_status, 0},
   {"more_errors", t_more_errors, 0},

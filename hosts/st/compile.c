@@ -38,13 +38,22 @@ typedef struct Gen {
   uint32_t label;        /* last jump target (no peephole across it) */
 } Gen;
 
-#define GROW(ptr, n, cap, type)                                           \
+/* The generator's buffers live in the file's arena, so that a syntax
+** error (a longjmp out of any depth) leaves nothing behind; gen_scope
+** copies them into the method. Each growth doubles, so the arena holds at
+** most twice what the final buffers take. */
+static void *grow(Gen *g, const void *old, uint32_t n, uint32_t *cap,
+                  size_t size) {
+  uint32_t ncap = *cap ? *cap * 2 : 16;
+  void *p = st_arena_alloc(g->c->arena, (size_t)ncap * size);
+  if (n) memcpy(p, old, (size_t)n * size);
+  *cap = ncap;
+  return p;
+}
+
+#define GROW(ptr, n, cap)                                                 \
   do {                                                                    \
-    if ((n) == (cap)) {                                                   \
-      (cap) = (cap) ? (cap) * 2 : 16;                                     \
-      (ptr) = realloc((ptr), (size_t)(cap) * sizeof(type));               \
-      if (!(ptr)) st_panic("out of memory (compiler)");                   \
-    }                                                                     \
+    if ((n) == (cap)) (ptr) = grow(g, (ptr), (n), &(cap), sizeof *(ptr)); \
   } while (0)
 
 static uint32_t emit(Gen *g, Instr i, int delta) {
@@ -62,10 +71,9 @@ static uint32_t emit(Gen *g, Instr i, int delta) {
     }
   }
   if (g->n == g->cap) {
-    g->cap = g->cap ? g->cap * 2 : 64;
-    g->code = realloc(g->code, (size_t)g->cap * sizeof(Instr));
-    g->lines = realloc(g->lines, (size_t)g->cap * sizeof(uint32_t));
-    if (!g->code || !g->lines) st_panic("out of memory (compiler)");
+    uint32_t cap = g->cap;
+    g->code = grow(g, g->code, g->n, &cap, sizeof *g->code);
+    g->lines = grow(g, g->lines, g->n, &g->cap, sizeof *g->lines);
   }
   g->code[g->n] = i;
   g->lines[g->n] = (uint32_t)g->line;
@@ -77,14 +85,14 @@ static uint32_t emit(Gen *g, Instr i, int delta) {
 static uint32_t add_lit(Gen *g, Value v) {
   for (uint32_t i = 0; i < g->nlits; i++)
     if (g->lits[i] == v) return i;
-  GROW(g->lits, g->nlits, g->caplits, Value);
+  GROW(g->lits, g->nlits, g->caplits);
   g->lits[g->nlits] = v;
   return g->nlits++;
 }
 
 static uint32_t add_site(Gen *g, Value sel, int nargs, uint32_t supercid,
                          int special) {
-  GROW(g->sites, g->nsites, g->capsites, CallSite);
+  GROW(g->sites, g->nsites, g->capsites);
   CallSite *cs = &g->sites[g->nsites];
   memset(cs, 0, sizeof *cs);
   cs->sel = sel;
@@ -194,7 +202,7 @@ static void gen_real_block(Gen *g, Node *b) {
   Method *bm = gen_scope(g->c, b->scope, g->home);
   for (int i = 0; i < b->scope->copied.n; i++)
     access_var(g, b->scope->copied.v[i], ACC_PUSH, b);
-  GROW(g->blocks, g->nblocks, g->capblocks, Method *);
+  GROW(g->blocks, g->nblocks, g->capblocks);
   g->blocks[g->nblocks] = bm;
   emit(g, MK_OP(OP_CLOSURE, g->nblocks), 1 - b->scope->copied.n);
   g->nblocks++;
@@ -532,11 +540,6 @@ static Method *gen_scope(Comp *c, Scope *s, Method *home) {
   m->nsites = g.nsites;
   m->blocks = dup_mem(g.blocks, g.nblocks * sizeof(Method *));
   m->nblocks = g.nblocks;
-  free(g.code);
-  free(g.lines);
-  free(g.lits);
-  free(g.sites);
-  free(g.blocks);
   m->nargs = (uint16_t)s->nargs;
   m->ncopied = (uint16_t)s->copied.n;
   m->ntemps = (uint16_t)s->ntemps;

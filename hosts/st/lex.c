@@ -147,7 +147,7 @@ static int skip_space(Lexer *lx) {
 }
 
 static int is_binary_char(int c) {
-  return c >= 0 && strchr("+-*/\\<>=~@%|&?,", c) != NULL;
+  return c > 0 && strchr("+-*/\\<>=~@%|&?,", c) != NULL;
 }
 
 static int digit_value(int c) {
@@ -368,7 +368,9 @@ static void scan(Lexer *lx, Token *t) {
     case '}': t->type = T_RBRACE; break;
     case '!': t->type = T_BANG; break;
     default:
-      st_syntax_error(lx, t->line, t->col, "unexpected character '%c'", c);
+      if (isprint(c))
+        st_syntax_error(lx, t->line, t->col, "unexpected character '%c'", c);
+      st_syntax_error(lx, t->line, t->col, "unexpected byte 0x%02x", c);
     }
   }
   t->len = (size_t)(lx->p - t->text);
