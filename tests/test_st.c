@@ -608,7 +608,11 @@ static void t_e2e_strings_sorting(void) {
   double concat = leaf_share(doc, "ArrayedCollection>>,");
   double kase = leaf_share(doc, "String>>asUppercase/asLowercase");
   double search = leaf_share(doc, "String>>indexOf:");
-  if (concat < 0.03 || kase < 0.03 || search < 0.01)
+  /* The search is libc's memmem, which TSan leaves at full speed while
+  ** it slows the interpreter several times: there its share is 1-1.5 %
+  ** (20 % otherwise). */
+  double search_min = T_TSAN ? 0.004 : 0.01;
+  if (concat < 0.03 || kase < 0.03 || search < search_min)
     T_FAIL("strings: concat %.3f, case %.3f, search %.3f", concat, kase,
            search);
   stage("examples", "sorting.st");
