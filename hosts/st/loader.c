@@ -47,11 +47,13 @@ static uint32_t named_class(VM *vm, const Token *t) {
   return st_class_by_name(vm, buf);
 }
 
-/* Run a parsed DoIt; returns 0 or the status that ends the file. */
+/* Run a parsed DoIt; returns 0 or the status that ends the file. A VM
+** that only checks files compiles it and runs nothing. */
 static int run_doit(VM *vm, Lexer *lx, MethodAst *ast, uint32_t cid,
                     Value rcv) {
   Method *m = st_compile(vm, lx, ast, cid, lx->file);
   m->sel = vm->nil;
+  if (vm->check_only) return 0;
   if (st_execute(vm, m, rcv)) return vm->exit_code > 0 ? vm->exit_code : 1;
   return 0;
 }

@@ -56,6 +56,25 @@ EXTRA_DIST += docs/smalltalk.md \
 	bench/st/sends.st bench/st/sends.lua bench/st/loops.st \
 	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua
 
+# The script loader's libFuzzer target, built only on request (`make
+# fuzz`, with clang like the others): see hosts/st/fuzz_load.c.
+st_fuzz_sources = $(top_srcdir)/hosts/st/fuzz_load.c \
+	$(top_srcdir)/hosts/st/heap.c $(top_srcdir)/hosts/st/symbols.c \
+	$(top_srcdir)/hosts/st/classes.c $(top_srcdir)/hosts/st/lex.c \
+	$(top_srcdir)/hosts/st/parse.c $(top_srcdir)/hosts/st/scope.c \
+	$(top_srcdir)/hosts/st/compile.c $(top_srcdir)/hosts/st/loader.c \
+	$(top_srcdir)/hosts/st/interp.c $(top_srcdir)/hosts/st/proc.c \
+	$(top_srcdir)/hosts/st/prims.c $(top_srcdir)/hosts/st/primlint.c \
+	$(top_srcdir)/hosts/st/primcoll.c $(top_srcdir)/hosts/st/stprof.c \
+	$(top_srcdir)/hosts/st/stvm.c
+EXTRA_DIST += hosts/st/fuzz_load.c
+fuzz: hosts/st/fuzz_load
+hosts/st/fuzz_load: $(st_fuzz_sources) $(st_vm_sources)
+	@$(MKDIR_P) hosts/st
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AM_CPPFLAGS) $(st_kernel_cppflags) \
+		-DSPY_DISABLE -o $@ $(st_fuzz_sources) $(GMP_LIBS) -lm
+CLEANFILES += hosts/st/fuzz_load
+
 # The script runner of the spyon command (cli/run.c).
 spyon_SOURCES += cli/run.c
 spyon_LDADD += hosts/st/libstvm.la libspyon_core.la $(GMP_LIBS)

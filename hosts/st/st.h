@@ -301,6 +301,7 @@ typedef struct VM {
   /* Results and errors. */
   int exit_code;         /* -1 while running */
   int stopping;          /* quit:, an unhandled error or SIGINT */
+  int check_only;        /* load files without running their statements */
   char errbuf[1024];
   /* Script. */
   Value argv;            /* Array of Strings: script arguments */
