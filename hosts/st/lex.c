@@ -30,16 +30,21 @@ typedef struct ArenaBlock {
   max_align_t data[];
 } ArenaBlock;
 
+static void *xrealloc(void *p, size_t n) {
+  p = realloc(p, n);
+  if (!p) {
+    fprintf(stderr, "st: out of memory\n");
+    abort();
+  }
+  return p;
+}
+
 void *st_arena_alloc(Arena *a, size_t n) {
   n = (n + 15) & ~(size_t)15;
   ArenaBlock *b = a->blocks;
   if (!b || b->used + n > b->cap) {
     size_t cap = n > 65536 ? n : 65536;
-    b = malloc(sizeof(ArenaBlock) + cap);
-    if (!b) {
-      fprintf(stderr, "st: out of memory\n");
-      abort();
-    }
+    b = xrealloc(NULL, sizeof(ArenaBlock) + cap);
     b->used = 0;
     b->cap = cap;
     b->next = a->blocks;
@@ -167,7 +172,7 @@ static int scan_digits(Lexer *lx, int radix, int64_t *val, int *over,
     else *val = *val * radix + d;
     if (*blen + 2 > *bcap) {
       *bcap = *bcap ? *bcap * 2 : 64;
-      *buf = realloc(*buf, *bcap);
+      *buf = xrealloc(*buf, *bcap);
     }
     (*buf)[(*blen)++] = (char)cur(lx);
     adv(lx);
@@ -235,7 +240,7 @@ static void scan_number(Lexer *lx, Token *t) {
       else if (!over) v *= radix;
       if (dlen + 2 > dcap) {
         dcap = dcap ? dcap * 2 : 64;
-        digits = realloc(digits, dcap);
+        digits = xrealloc(digits, dcap);
       }
       digits[dlen++] = '0';
     }
@@ -260,7 +265,7 @@ static void scan_number(Lexer *lx, Token *t) {
 static void scan_string(Lexer *lx, Token *t, int line, int col) {
   adv(lx);
   size_t cap = 64, n = 0;
-  char *buf = malloc(cap);
+  char *buf = xrealloc(NULL, cap);
   for (;;) {
     int c = cur(lx);
     if (c < 0) {
@@ -275,7 +280,7 @@ static void scan_string(Lexer *lx, Token *t, int line, int col) {
         break;
       }
     }
-    if (n + 2 > cap) buf = realloc(buf, cap *= 2);
+    if (n + 2 > cap) buf = xrealloc(buf, cap *= 2);
     buf[n++] = (char)cur(lx);
     adv(lx);
   }
