@@ -99,15 +99,19 @@ typedef struct spy_options {
   unsigned max_depth;      /* frames kept per sample, >= 2; default 128: the
                               leaf-most and root-most halves are kept and the
                               cut is marked */
-  size_t ring_bytes;       /* per-thread sample ring; power of two >= 64 KiB;
-                              default 4 MiB */
+  size_t ring_bytes;       /* per-thread sample ring; power of two >= 64 KiB
+                              and at least twice a full-depth sample (about
+                              16 * max_depth bytes); default 4 MiB */
   size_t obs_ring_bytes;   /* per-thread cost-observation ring; default 1 MiB */
   unsigned reservoir;      /* cost observations kept per primitive; default
                               4096 */
   unsigned longest;        /* longest single steps kept; default 20 */
   unsigned max_prims;      /* primitive ids available; default 1024 */
   unsigned max_regions;    /* region ids available; default 256 */
-  int force_clock_gettime; /* 1: do not use the TSC; default 0 */
+  int force_clock_gettime; /* 1: do not use the TSC; default 0. The clock
+                              is chosen once per process, by the first
+                              profiler made: a later 1 where the TSC is
+                              already in use gives SPY_ENOTSUP */
   /* Native stacks inside long primitives (vm-hooks/native.c). Off by
   ** default. When on, a thread that has been inside one primitive for
   ** longer than native_interval_ns gets a SIGPROF (then one more every
@@ -138,7 +142,8 @@ typedef struct spy_profile spy_profile;   /* defined in <spyon/profile.h> */
 /* Create a profiler with options *o (NULL: defaults). Calibrates the clock
 ** (about 20 ms the first time in a process). Returns 0 and sets *out, or
 ** SPY_EINVAL for a NULL out or an option out of range (zero interval, depth
-** below 2, ring not a power of two), SPY_ENOMEM. */
+** below 2, ring not a power of two or too small for max_depth), SPY_ENOTSUP
+** (force_clock_gettime asked for after the TSC was chosen), SPY_ENOMEM. */
 SPY_API int spy_profiler_new(spy_profiler **out, const spy_options *o);
 
 /* Stop if running, join the sampler thread and free everything.

@@ -59,6 +59,12 @@ static int check_options(const spy_options *o) {
   if (o->mode != SPY_MODE_POLL && o->mode != SPY_MODE_TIMER) return SPY_EINVAL;
   if (o->max_depth < 2 || o->max_depth > 60000) return SPY_EINVAL;
   if (!pow2(o->ring_bytes) || o->ring_bytes < (64u << 10)) return SPY_EINVAL;
+  /* The ring takes no record over half its size: a full-depth sample must
+  ** fit, or every sample would be dropped. */
+  if (o->ring_bytes / 2 < sizeof(spyH_sample) + 8 +
+                              SPY_REGION_NEST * sizeof(spyH_regmark) +
+                              (size_t)o->max_depth * sizeof(uint64_t))
+    return SPY_EINVAL;
   if (!pow2(o->obs_ring_bytes) || o->obs_ring_bytes < (64u << 10))
     return SPY_EINVAL;
   if (o->max_prims == 0 || o->max_prims > (1u << 20)) return SPY_EINVAL;
@@ -85,7 +91,7 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   }
   int rc = check_options(o);
   if (rc) return rc;
-  spyH_clock_init(o->force_clock_gettime);
+  if ((rc = spyH_clock_init(o->force_clock_gettime)) < 0) return rc;
   spy_profiler *p = calloc(1, sizeof *p);
   if (!p) return SPY_ENOMEM;
   p->opt = *o;

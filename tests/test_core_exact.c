@@ -8,7 +8,13 @@
 
 #include "tests/test_core.h"
 
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "vm-hooks/clock.h"
+#include "vm-hooks/slot.h"
 
 /* ------------------------------------------------------------------------
 ** Exact figures: primitives, GC, regions
@@ -534,6 +540,19 @@ static void api_errors(void) {
   T_EQ_INT(spy_profiler_new(&p, &o), SPY_EINVAL);
   o.ring_bytes = 32768;
   T_EQ_INT(spy_profiler_new(&p, &o), SPY_EINVAL);
+  /* A ring that could not hold one full-depth sample would drop them all. */
+  o.ring_bytes = 64u << 10;
+  o.max_depth = 8192;
+  T_EQ_INT(spy_profiler_new(&p, &o), SPY_EINVAL);
+  o.max_depth = 2048;
+  T_EQ_INT(spy_profiler_new(&p, &o), 0);
+  T_EQ_INT(spy_profiler_free(p), 0);
+  /* The first profiler chose the clock; asking for clock_gettime after
+  ** the TSC was chosen cannot be met. */
+  spy_options_init(&o);
+  o.force_clock_gettime = 1;
+  T_EQ_INT(spy_profiler_new(&p, &o), spyH_clock.use_tsc ? SPY_ENOTSUP : 0);
+  if (!spyH_clock.use_tsc) T_EQ_INT(spy_profiler_free(p), 0);
 
   spy_options_init(&o);
   o.max_prims = 2;
@@ -622,6 +641,70 @@ static void disabled_hooks(void) {
   free(out);
 }
 
+/* The stand-in handle keeps nothing: names given to it are not queued. */
+static void stopped_handle(void) {
+  spy_vm *v = spy_vm_stopped();
+  T_EQ_INT(spy_name(v, 1, "x"), 0);
+  T_EQ_INT(spy_process_name(v, 1, "p"), 0);
+  spy_process_switch(v, 7);
+  T_ASSERT(spyH_take_names(v) == NULL);
+}
+
+typedef struct switch_ctx {
+  spy_profiler *p;
+  pthread_barrier_t started, stopped;
+} switch_ctx;
+
+static void *switch_thread(void *arg) {
+  switch_ctx *c = arg;
+  spy_vm *v;
+  spy_host h = {.walk = noop_walk};
+  if (spy_attach(c->p, &h, &v) != 0) abort();
+  spy_process_switch(v, 1);
+  spy_process_name(v, 1, "one");
+  spy_process_name(v, 2, "two");
+  pthread_barrier_wait(&c->started);
+  spy_poll(v);
+  gt_burn_ns(150 * MS); /* no poll: the stop comes in the middle */
+  spy_process_switch(v, 2);
+  spy_poll(v);
+  pthread_barrier_wait(&c->stopped);
+  spy_detach(v);
+  return NULL;
+}
+
+/* A stop made by another thread while the interpreter runs without
+** polling is charged, at the interpreter's next hook, to the process
+** that ran until the stop, even when that hook is a process switch. */
+static void switch_after_stop(void) {
+  switch_ctx c;
+  T_EQ_INT(spy_profiler_new(&c.p, NULL), 0);
+  pthread_barrier_init(&c.started, NULL, 2);
+  pthread_barrier_init(&c.stopped, NULL, 2);
+  pthread_t t;
+  T_EQ_INT(pthread_create(&t, NULL, switch_thread, &c), 0);
+  T_EQ_INT(spy_start(c.p), 0);
+  pthread_barrier_wait(&c.started);
+  struct timespec ts = {0, 60 * 1000000L};
+  nanosleep(&ts, NULL);
+  T_EQ_INT(spy_stop(c.p), 0);
+  pthread_barrier_wait(&c.stopped);
+  pthread_join(t, NULL);
+  spy_profile *pr = NULL;
+  T_EQ_INT(spy_profile_take(c.p, &pr), 0);
+  uint64_t one = 0, two = 0;
+  for (size_t i = 0; i < pr->nprocesses; i++) {
+    if (!strcmp(pr->processes[i].name, "one")) one = pr->processes[i].total_ns;
+    if (!strcmp(pr->processes[i].name, "two")) two = pr->processes[i].total_ns;
+  }
+  T_EQ_INT(two, 0);
+  T_NEAR((double)one, (double)pr->wall_ns, 0.01 * (double)pr->wall_ns);
+  spy_profile_free(pr);
+  pthread_barrier_destroy(&c.started);
+  pthread_barrier_destroy(&c.stopped);
+  T_EQ_INT(spy_profiler_free(c.p), 0);
+}
+
 const struct spy_test t_core_exact[] = {
   {"prims_exact", prims_exact, 30},
   {"gc_truth", gc_truth, 30},
@@ -632,6 +715,8 @@ const struct spy_test t_core_exact[] = {
   {"restart_continues", restart_continues, 30},
   {"clock_fallback", clock_fallback, 30},
   {"api_errors", api_errors, 30},
+  {"stopped_handle", stopped_handle, 30},
+  {"switch_after_stop", switch_after_stop, 30},
   {"disabled_hooks", disabled_hooks, 60},
   {0},
 };

@@ -6,6 +6,7 @@
 #include "vm-hooks/clock.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #ifdef HAVE_CPUID_H
 #include <cpuid.h>
 #endif
@@ -13,7 +14,7 @@
 spyH_clock_t spyH_clock = {0, 1.0, 1.0, 0, 0, 0};
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int forced;
+static atomic_int forced = -1; /* what the first caller asked for */
 
 /* The TSC is usable only when it is invariant (constant rate in every
 ** P-/C-state, CPUID 0x80000007 EDX bit 8): otherwise ticks would not be
@@ -36,7 +37,7 @@ static int tsc_invariant(void) {
 static void calibrate(void) {
   spyH_clock.use_tsc = 0;
   spyH_clock.ns_per_tick = spyH_clock.ticks_per_ns = 1.0;
-  if (forced || !tsc_invariant()) return;
+  if (atomic_load(&forced) == 1 || !tsc_invariant()) return;
 #ifdef SPY_HAVE_TSC
   uint64_t t[2], m[2];
   for (int end = 0; end < 2; end++) {
@@ -82,8 +83,12 @@ static void init_once(void) {
   measure_read_cost();
 }
 
+/* The clock is calibrated once per process, as the first caller asks.
+** A later request for clock_gettime that the TSC already answers cannot
+** be met: SPY_ENOTSUP. */
 int spyH_clock_init(int force_gettime) {
-  forced = force_gettime;
+  int none = -1;
+  atomic_compare_exchange_strong(&forced, &none, force_gettime);
   pthread_once(&once, init_once);
-  return 0;
+  return force_gettime && spyH_clock.use_tsc ? SPY_ENOTSUP : 0;
 }

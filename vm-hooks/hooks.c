@@ -203,10 +203,14 @@ static uint64_t due(spy_vm *v, uint64_t now) {
 /* Entry to every slow path (never reached for the stopped stand-in, which
 ** is never active): settle a stop made by another thread, start a
 ** new run's state. Returns 0 when the hook has nothing to do. */
-static int enter(spy_vm *v) {
+static void settle_stop(spy_vm *v) {
   uint64_t fin = ld(&v->final_at);
   if (fin && atomic_exchange_explicit(&v->final_at, 0, RELAXED))
     spyH_settle(v, fin);
+}
+
+static int enter(spy_vm *v) {
+  settle_stop(v);
   if (!atomic_load_explicit(&v->hot.active, memory_order_acquire)) return 0;
   sync_epoch(v);
   return 1;
@@ -349,7 +353,12 @@ void spy_prim_end_slow_(spy_vm *v) {
   sample_cost(v, t0);
 }
 
+/* A switch while no profiler runs. The stand-in is shared by threads and
+** keeps nothing; a stop made meanwhile by another thread is charged to the
+** process that ran until it, before the switch. */
 void spy_process_set_(spy_vm *v, uint64_t pid) {
+  if (spyH_is_stopped_vm(v)) return;
+  settle_stop(v);
   v->pid = pid;
   st(&v->pid_pub, pid);
 }

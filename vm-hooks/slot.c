@@ -75,6 +75,7 @@ void spyH_slot_free(spy_vm *v) {
 static int push_name(spy_vm *v, int is_process, uint64_t key,
                      const char *name) {
   if (!v || !name) return SPY_EINVAL;
+  if (spyH_is_stopped_vm(v)) return 0; /* nobody would ever take it */
   size_t len = strlen(name);
   spyH_name *n = malloc(sizeof *n + len + 1);
   if (!n) return SPY_ENOMEM;
