@@ -57,9 +57,26 @@ static uint32_t class_id(VM *vm, Value cls) {
   if (k >= vm->nclasses) return 0;
   if (vm->classes[k].is_meta || k == CID_METACLASS) {
     Value id = SLOTS(cls)[0];
-    return IS_INT(id) ? (uint32_t)INT_VAL(id) : 0;
+    if (!IS_INT(id) || INT_VAL(id) <= 0 || INT_VAL(id) >= vm->nclasses)
+      return 0;
+    return (uint32_t)INT_VAL(id);
   }
   return 0;
+}
+
+/* Objects whose slots hold the VM's own values: raw pointers to process
+** records and semaphore queues, to compiled blocks, and a class's id.
+** Smalltalk may read these slots but not overwrite them; processes and
+** semaphores are not copied either (a copy would share the record and the
+** queue, and the VM would free or dequeue them twice): shallowCopy then
+** fails, and its method answers the receiver itself. */
+static int vm_queued(VM *vm, Value v) {
+  return is_kind(vm, v, CID_PROCESS) || is_kind(vm, v, CID_SEMAPHORE);
+}
+
+static int vm_owned(VM *vm, Value v) {
+  return vm_queued(vm, v) || is_kind(vm, v, CID_BLOCK) ||
+         class_id(vm, v) != 0;
 }
 
 static PRIM(p_basicNew) {
@@ -77,7 +94,8 @@ static PRIM(p_basicNewSize) {
   if (!c || vm->classes[c].is_meta || !IS_INT(ARG1) || INT_VAL(ARG1) < 0)
     return FAIL();
   ClassInfo *ci = &vm->classes[c];
-  if (!ci->indexed || INT_VAL(ARG1) > ((intptr_t)1 << 36)) return FAIL();
+  if (!ci->indexed || INT_VAL(ARG1) > ((intptr_t)1 << 36) || c == CID_BLOCK)
+    return FAIL();
   uint64_t n = (uint64_t)INT_VAL(ARG1);
   if (ci->fmt == FMT_PTR) n += ci->ninst;
   /* Large allocations (filling is linear) report to the profiler. */
@@ -131,7 +149,8 @@ static PRIM(p_instVarAt) {
 
 static PRIM(p_instVarAtPut) {
   uint64_t k;
-  if (!IS_PTR(RCV) || !get_index(ARG1, st_fixed_slots(vm, RCV), &k))
+  if (!IS_PTR(RCV) || vm_owned(vm, RCV) ||
+      !get_index(ARG1, st_fixed_slots(vm, RCV), &k))
     return FAIL();
   SLOTS(RCV)[k] = ARG2;
   return OK(ARG2);
@@ -142,6 +161,7 @@ static PRIM(p_shallowCopy) {
   if (!IS_PTR(v) || v == vm->nil || v == vm->vtrue || v == vm->vfalse ||
       OBJ(v)->cls == CID_SYMBOL)
     return OK(v);
+  if (vm_queued(vm, v)) return FAIL();
   Obj *o = OBJ(v);
   Value c = st_alloc(vm, o->cls, o->fmt, o->n);
   memcpy(OBJ(c) + 1, o + 1,
