@@ -697,8 +697,11 @@ static void switch_after_stop(void) {
     if (!strcmp(pr->processes[i].name, "one")) one = pr->processes[i].total_ns;
     if (!strcmp(pr->processes[i].name, "two")) two = pr->processes[i].total_ns;
   }
+  /* Before the fix "two" got the 60 ms before the stop. The wall time
+  ** also counts the thread's wake-up from the barrier before its first
+  ** hook (milliseconds under the sanitizers), hence 10 %. */
   T_EQ_INT(two, 0);
-  T_NEAR((double)one, (double)pr->wall_ns, 0.01 * (double)pr->wall_ns);
+  T_NEAR((double)one, (double)pr->wall_ns, 0.1 * (double)pr->wall_ns);
   spy_profile_free(pr);
   pthread_barrier_destroy(&c.started);
   pthread_barrier_destroy(&c.stopped);
