@@ -141,6 +141,8 @@ static void t_more_errors(void) {
     {"x := 'open.\n", "e.st:1:6: unterminated string\n", 2},
     {"Object subclass: Foo [ bar [ ^zork ] ]\n",
      "e.st:1:31: undeclared variable 'zork'\n", 2},
+    {"x := 1.\nArray extend [ |foo| ].\n",
+     "e.st:2:1: cannot add instance variables to kernel class 'Array'\n", 2},
     {"Nope new.\n", "Error: undeclared variable Nope\n"
                     "  UndefinedObject>>DoIt (e.st:1)\n", 1},
     {"3 zork: 4.\n", "MessageNotUnderstood: 3 does not understand #zork:\n"

@@ -58,6 +58,20 @@ static int run_doit(VM *vm, Lexer *lx, MethodAst *ast, uint32_t cid,
   return 0;
 }
 
+/* The C code relies on the slot count of the bootstrap classes: a class
+** definition or an extension must leave it as it is. */
+static void check_boot_layout(VM *vm, Lexer *lx, uint32_t cid, int line,
+                              int col) {
+  ClassInfo *c = &vm->classes[cid];
+  if (c->boot_ninst && c->ninst != c->boot_ninst) {
+    Value name = c->name;
+    st_syntax_error(lx, line, col,
+                    "class '%.*s' must have %u instance variables (has %u)",
+                    (int)NSLOTS(name), (char *)BYTES(name), c->boot_ninst,
+                    c->ninst);
+  }
+}
+
 static void define_method(VM *vm, Lexer *lx, uint32_t cid) {
   MethodAst *ast = st_parse_method_def(lx);
   Method *m = st_compile(vm, lx, ast, cid, lx->file);
@@ -202,12 +216,7 @@ static int define_class(VM *vm, Lexer *lx) {
   vm->classes[cid].declared = 1;
   int r = class_body(vm, lx, cid, 0);
   if (r) return r;
-  ClassInfo *c = &vm->classes[cid];
-  if (c->boot_ninst && c->ninst != c->boot_ninst)
-    st_syntax_error(lx, nline, ncol,
-                    "class '%.*s' must have %u instance variables (has %u)",
-                    (int)NSLOTS(name), (char *)BYTES(name), c->boot_ninst,
-                    c->ninst);
+  check_boot_layout(vm, lx, cid, nline, ncol);
   st_lex_next(lx);
   return 0;
 }
@@ -281,15 +290,26 @@ static int load_items(VM *vm, Lexer *lx) {
     case IT_CLASS_EXTEND:
       meta = 1;
       /* fall through */
-    case IT_EXTEND:
+    case IT_EXTEND: {
+      int line = TOK->line, col = TOK->col;
       cid = expect_class(vm, lx);
+      uint32_t ninst = vm->classes[cid].ninst;
       st_lex_next(lx);
       if (meta) st_lex_next(lx);
       st_lex_next(lx);
       st_lex_next(lx);
       r = class_body(vm, lx, cid, meta);
+      /* The C code relies on the bootstrap classes' slots. */
+      if (!r && !meta && cid < CID_BOOT_LAST &&
+          vm->classes[cid].ninst != ninst) {
+        Value name = vm->classes[cid].name;
+        st_syntax_error(lx, line, col,
+                        "cannot add instance variables to kernel class '%.*s'",
+                        (int)NSLOTS(name), (char *)BYTES(name));
+      }
       st_lex_next(lx);
       break;
+    }
     case IT_CLASS_METHOD:
       meta = 1;
       /* fall through */
