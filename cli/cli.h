@@ -16,4 +16,7 @@ int cli_run(int argc, char **argv);    /* spyon [options] SCRIPT.st */
 ** "spyon: OPT: bad number 'ARG'" and return -1. */
 double cli_number(const char *opt, const char *arg);
 
+/* cli_number for a percentage: also -1, with a message, above 100. */
+double cli_percent(const char *opt, const char *arg);
+
 #endif

@@ -336,6 +336,7 @@ static int load(const args *a, spy_cost_data **d) {
   if (spy_cost_data_nprims(*d) == 0) {
     fprintf(stderr, "spyon: %s: no cost observations\n", a->input);
     spy_cost_data_free(*d);
+    *d = NULL;
     return 2;
   }
   return 0;

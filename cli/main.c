@@ -42,6 +42,15 @@ double cli_number(const char *opt, const char *arg) {
   return d;
 }
 
+double cli_percent(const char *opt, const char *arg) {
+  double d = cli_number(opt, arg);
+  if (d > 100) {
+    fprintf(stderr, "spyon: %s: PCT must be 0..100, not '%s'\n", opt, arg);
+    return -1;
+  }
+  return d;
+}
+
 static int missing(const char *what) {
   fprintf(stderr, "spyon: %s is not part of this build\n", what);
   return 2;

@@ -19,8 +19,8 @@ int cli_report(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--threshold") && i + 1 < argc) {
-      double d = cli_number(a, argv[++i]);
-      if (d < 0 || d > 100) return 2;
+      double d = cli_percent(a, argv[++i]);
+      if (d < 0) return 2;
       ro.threshold_pct = d;
     } else if (!strcmp(a, "--format") && i + 1 < argc) {
       format = argv[++i];
@@ -77,9 +77,9 @@ int cli_diff(int argc, char **argv) {
   int n = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threshold") && i + 1 < argc) {
-      double d = cli_number("--threshold", argv[i + 1]);
+      double d = cli_percent("--threshold", argv[i + 1]);
       i++;
-      if (d < 0 || d > 100) return 2;
+      if (d < 0) return 2;
       ro.threshold_pct = d;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "spyon diff: unknown option '%s'\n", argv[i]);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <spyon.h>
 #include <spyon/cost.h>
@@ -106,7 +107,7 @@ static int parse(int argc, char **argv, RunOpts *o) {
       i++;
     } else if (!strcmp(a, "--threshold")) {
       if (!v) goto missing;
-      if ((o->threshold = cli_number(a, v)) < 0) return 2;
+      if ((o->threshold = cli_percent(a, v)) < 0) return 2;
       i++;
     } else if (!strcmp(a, "--mode")) {
       if (!v) goto missing;
@@ -161,6 +162,12 @@ int cli_run(int argc, char **argv) {
   FILE *probe = fopen(script, "rb");
   if (!probe) {
     fprintf(stderr, "spyon: %s: cannot open: %s\n", script, strerror(errno));
+    return 2;
+  }
+  struct stat sb;
+  if (fstat(fileno(probe), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    fprintf(stderr, "spyon: %s: is a directory\n", script);
+    fclose(probe);
     return 2;
   }
   fclose(probe);

@@ -117,7 +117,7 @@ int spyR_write_diff(const spy_profile *a, const spy_profile *b, FILE *f,
     for (size_t i = 0; i < t.n; i++)
       for (int s = 0; s < 2; s++)
         t.e[i].pct[s] = spyR_pct(t.e[i].ns[s], base[s]);
-    qsort(t.e, t.n, sizeof *t.e, entry_cmp_change);
+    if (t.n) qsort(t.e, t.n, sizeof *t.e, entry_cmp_change);
     char x[32], y[32], u[32], v[32];
     fprintf(f, "**Diff** self time by frame, A -> B\n");
     fprintf(f, "A: %s tallies, %s msec.\n", spyR_fmt_group(x, a->tallies),

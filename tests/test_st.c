@@ -798,6 +798,28 @@ static void t_cli_usage(void) {
   T_ASSERT(strstr(err, "missing.st: cannot open"));
   free(out);
   free(err);
+  /* Found by a review of the CLI: a directory ran as an empty script, a
+  ** threshold over 100 failed without a word, and `costs` on a profile
+  ** without primitives freed its data twice. */
+  static const struct { const char *args, *err; } cases[] = {
+    {".", "spyon: .: is a directory\n"},
+    {"--threshold 101 x.st",
+     "spyon: --threshold: PCT must be 0..100, not '101'\n"},
+    {"report none.spy --threshold inf",
+     "spyon: --threshold: PCT must be 0..100, not 'inf'\n"},
+    {"costs np.spy", "spyon: np.spy: no cost observations\n"},
+  };
+  write_file("np.st", "| a | a := 3.\n");
+  snprintf(line, sizeof line, "'%s/spyon' -o np.spy np.st", t_builddir);
+  T_EQ_INT(run_in_tmp(line, &out, NULL), 0);
+  free(out);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(line, sizeof line, "'%s/spyon' %s", t_builddir, cases[i].args);
+    T_EQ_INT(run_in_tmp(line, &out, &err), 2);
+    T_EQ_STR(err, cases[i].err);
+    free(out);
+    free(err);
+  }
 }
 
 const struct spy_test t_st[] = {
