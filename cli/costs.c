@@ -418,6 +418,7 @@ int cli_costs(int argc, char **argv) {
     else if (!strcmp(a.format, "csv")) rc = spy_cost_write_csv(r, out);
     else if (!strcmp(a.format, "json")) rc = spy_cost_write_json(r, out);
     else rc = spy_cost_write_table(r, out);
+    if (rc == 0 && (fflush(out) || ferror(out))) rc = SPY_EIO;
     if (out != stdout && fclose(out) && rc == 0) rc = SPY_EIO;
     if (rc) {
       fprintf(stderr, "spyon costs: writing %s: %s\n",

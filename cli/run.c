@@ -87,8 +87,8 @@ static int parse(int argc, char **argv, RunOpts *o) {
     } else if (!strcmp(a, "--native-interval")) {
       if (!v) goto missing;
       if ((o->native_us = cli_number(a, v)) < 0) return 2;
-      if (o->native_us < 10) {
-        fprintf(stderr, "spyon: --native-interval: at least 10 us\n");
+      if (o->native_us < 10 || o->native_us > 1e7) {
+        fprintf(stderr, "spyon: --native-interval: 10 us to 10 s\n");
         return 2;
       }
       o->native = 1;
@@ -100,6 +100,10 @@ static int parse(int argc, char **argv, RunOpts *o) {
     } else if (!strcmp(a, "-i")) {
       if (!v) goto missing;
       if ((o->interval_us = cli_number(a, v)) < 0) return 2;
+      if (o->interval_us > 1e7) {
+        fprintf(stderr, "spyon: -i: the interval must be at most 10 s\n");
+        return 2;
+      }
       if (o->interval_us < 1) {
         fprintf(stderr, "spyon: -i: the interval must be at least 1 us\n");
         return 2;
@@ -146,12 +150,21 @@ static int emit(spy_profile *p, const RunOpts *o) {
             (unsigned long long)p->tallies, (double)p->wall_ns / 1e6, o->out);
     return 0;
   }
-  if (o->json) return spy_profile_write_json(p, stdout) < 0;
-  spy_report_options ro;
-  spy_report_options_init(&ro);
-  ro.threshold_pct = o->threshold;
-  spy_cost_annotate_profile(p, NULL); /* the fitted model beside each prim */
-  return spy_report_text(p, stdout, &ro) < 0;
+  int bad;
+  if (o->json) {
+    bad = spy_profile_write_json(p, stdout) < 0;
+  } else {
+    spy_report_options ro;
+    spy_report_options_init(&ro);
+    ro.threshold_pct = o->threshold;
+    spy_cost_annotate_profile(p, NULL); /* the fitted model beside each prim */
+    bad = spy_report_text(p, stdout, &ro) < 0;
+  }
+  if (bad || fflush(stdout) || ferror(stdout)) {
+    fprintf(stderr, "spyon: writing the report: %s\n", strerror(errno));
+    return 1;
+  }
+  return 0;
 }
 
 int cli_run(int argc, char **argv) {

@@ -808,6 +808,7 @@ static void t_cli_usage(void) {
     {"report none.spy --threshold inf",
      "spyon: --threshold: PCT must be 0..100, not 'inf'\n"},
     {"costs np.spy", "spyon: np.spy: no cost observations\n"},
+    {"-i inf np.st", "spyon: -i: the interval must be at most 10 s\n"},
   };
   write_file("np.st", "| a | a := 3.\n");
   snprintf(line, sizeof line, "'%s/spyon' -o np.spy np.st", t_builddir);
@@ -820,6 +821,11 @@ static void t_cli_usage(void) {
     free(out);
     free(err);
   }
+  /* A report that cannot be written is an error, not a silent 0. */
+  snprintf(line, sizeof line, "'%s/spyon' np.st > /dev/full", t_builddir);
+  T_EQ_INT(run_in_tmp(line, NULL, &err), 1);
+  T_ASSERT(strstr(err, "spyon: writing the report: "));
+  free(err);
 }
 
 const struct spy_test t_st[] = {
