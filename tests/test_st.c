@@ -142,7 +142,7 @@ static void t_more_errors(void) {
     {"Object subclass: Foo [ bar [ ^zork ] ]\n",
      "e.st:1:31: undeclared variable 'zork'\n", 2},
     {"x := 1.\nArray extend [ |foo| ].\n",
-     "e.st:2:1: cannot add instance variables to kernel class 'Array'\n", 2},
+     "e.st:2:1: class 'Array' must have 0 instance variables (has 1)\n", 2},
     {"Nope new.\n", "Error: undeclared variable Nope\n"
                     "  UndefinedObject>>DoIt (e.st:1)\n", 1},
     {"3 zork: 4.\n", "MessageNotUnderstood: 3 does not understand #zork:\n"
@@ -182,6 +182,12 @@ static void t_vm_slots(void) {
      "q resume.\n", 1},
     {"| s | s := Semaphore new. [s wait] fork. Processor yield.\n"
      "s copy signal. Processor yield. s signal.\n", 0},
+    {"Semaphore subclass: S2 [].\n"
+     "s := S2 new. s instVarAt: 2 put: 4242. s signal.\n", 1},
+    /* Copying still works where it is safe. */
+    {"(([:x | x + 1] deepCopy value: 3) = 4) ifFalse: [1/0].\n"
+     "((#(3 1 2) asSortedCollection: [:a :b | a > b]) deepCopy asArray\n"
+     "  = #(3 2 1)) ifFalse: [1/0].\n", 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *out, *err;

@@ -200,15 +200,16 @@ static uint64_t due(spy_vm *v, uint64_t now) {
   return w;
 }
 
-/* Entry to every slow path (never reached for the stopped stand-in, which
-** is never active): settle a stop made by another thread, start a
-** new run's state. Returns 0 when the hook has nothing to do. */
+/* Charge a stop made by another thread, once, to what ran until it. */
 static void settle_stop(spy_vm *v) {
   uint64_t fin = ld(&v->final_at);
   if (fin && atomic_exchange_explicit(&v->final_at, 0, RELAXED))
     spyH_settle(v, fin);
 }
 
+/* Entry to every slow path (never reached for the stopped stand-in, which
+** is never active): settle a stop made by another thread, start a
+** new run's state. Returns 0 when the hook has nothing to do. */
 static int enter(spy_vm *v) {
   settle_stop(v);
   if (!atomic_load_explicit(&v->hot.active, memory_order_acquire)) return 0;

@@ -63,7 +63,7 @@ static int run_doit(VM *vm, Lexer *lx, MethodAst *ast, uint32_t cid,
 static void check_boot_layout(VM *vm, Lexer *lx, uint32_t cid, int line,
                               int col) {
   ClassInfo *c = &vm->classes[cid];
-  if (c->boot_ninst && c->ninst != c->boot_ninst) {
+  if (cid < CID_BOOT_LAST && c->ninst != c->boot_ninst) {
     Value name = c->name;
     st_syntax_error(lx, line, col,
                     "class '%.*s' must have %u instance variables (has %u)",
@@ -293,20 +293,12 @@ static int load_items(VM *vm, Lexer *lx) {
     case IT_EXTEND: {
       int line = TOK->line, col = TOK->col;
       cid = expect_class(vm, lx);
-      uint32_t ninst = vm->classes[cid].ninst;
       st_lex_next(lx);
       if (meta) st_lex_next(lx);
       st_lex_next(lx);
       st_lex_next(lx);
       r = class_body(vm, lx, cid, meta);
-      /* The C code relies on the bootstrap classes' slots. */
-      if (!r && !meta && cid < CID_BOOT_LAST &&
-          vm->classes[cid].ninst != ninst) {
-        Value name = vm->classes[cid].name;
-        st_syntax_error(lx, line, col,
-                        "cannot add instance variables to kernel class '%.*s'",
-                        (int)NSLOTS(name), (char *)BYTES(name));
-      }
+      if (!r) check_boot_layout(vm, lx, cid, line, col);
       st_lex_next(lx);
       break;
     }

@@ -68,14 +68,22 @@ static uint32_t class_id(VM *vm, Value cls) {
 ** records and semaphore queues, to compiled blocks, and a class's id.
 ** Smalltalk may read these slots but not overwrite them; processes and
 ** semaphores are not copied either (a copy would share the record and the
-** queue, and the VM would free or dequeue them twice): shallowCopy then
-** fails, and its method answers the receiver itself. */
+** queue, and the VM would free or dequeue them twice). Process and
+** Semaphore answer themselves to shallowCopy; the primitive's refusal
+** covers a subclass that does not. */
+static int inherits(VM *vm, Value v, uint32_t cid) {
+  if (!IS_PTR(v) || v == vm->nil) return 0;
+  for (uint32_t c = OBJ(v)->cls; c; c = vm->classes[c].super)
+    if (c == cid) return 1;
+  return 0;
+}
+
 static int vm_queued(VM *vm, Value v) {
-  return is_kind(vm, v, CID_PROCESS) || is_kind(vm, v, CID_SEMAPHORE);
+  return inherits(vm, v, CID_PROCESS) || inherits(vm, v, CID_SEMAPHORE);
 }
 
 static int vm_owned(VM *vm, Value v) {
-  return vm_queued(vm, v) || is_kind(vm, v, CID_BLOCK) ||
+  return vm_queued(vm, v) || inherits(vm, v, CID_BLOCK) ||
          class_id(vm, v) != 0;
 }
 
