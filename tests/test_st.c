@@ -182,6 +182,7 @@ static void t_vm_slots(void) {
      "q resume.\n", 1},
     {"| s | s := Semaphore new. [s wait] fork. Processor yield.\n"
      "s copy signal. Processor yield. s signal.\n", 0},
+    {"BlockClosure subclass: B2 [].\nB2 new valueWithArguments: #().\n", 1},
     {"Semaphore subclass: S2 [].\n"
      "s := S2 new. s instVarAt: 2 put: 4242. s signal.\n", 1},
     /* Copying still works where it is safe. */

@@ -778,9 +778,7 @@ static int interpret(VM *vm) {
       goto activate;
     case CTL_VALUE_ARGS: {
       Value arr = sp[-1];
-      if (!IS_PTR(arr) || OBJ(arr)->cls != CID_ARRAY ||
-          !IS_PTR(rcv) || OBJ(rcv)->cls != CID_BLOCK)
-        goto activate;
+      if (!IS_PTR(arr) || OBJ(arr)->cls != CID_ARRAY) goto activate;
       Method *bm = RAW_PTR(SLOTS(rcv)[BLK_METHOD]);
       uint64_t n = NSLOTS(arr);
       if (bm->nargs != n || sp + n + 8 >= P->stack_end) goto activate;

@@ -71,11 +71,14 @@ static uint32_t class_id(VM *vm, Value cls) {
 ** queue, and the VM would free or dequeue them twice). Process and
 ** Semaphore answer themselves to shallowCopy; the primitive's refusal
 ** covers a subclass that does not. */
-static int inherits(VM *vm, Value v, uint32_t cid) {
-  if (!IS_PTR(v) || v == vm->nil) return 0;
-  for (uint32_t c = OBJ(v)->cls; c; c = vm->classes[c].super)
+static int class_inherits(VM *vm, uint32_t c, uint32_t cid) {
+  for (; c; c = vm->classes[c].super)
     if (c == cid) return 1;
   return 0;
+}
+
+static int inherits(VM *vm, Value v, uint32_t cid) {
+  return IS_PTR(v) && v != vm->nil && class_inherits(vm, OBJ(v)->cls, cid);
 }
 
 static int vm_queued(VM *vm, Value v) {
@@ -92,7 +95,7 @@ static PRIM(p_basicNew) {
   if (!c || vm->classes[c].is_meta) return FAIL();
   ClassInfo *ci = &vm->classes[c];
   if (c == CID_SMALLINT || c == CID_CHARACTER || c == CID_UNDEFINED ||
-      c == CID_TRUE || c == CID_FALSE || c == CID_BLOCK)
+      c == CID_TRUE || c == CID_FALSE || class_inherits(vm, c, CID_BLOCK))
     return FAIL();
   return OK(st_alloc(vm, c, ci->fmt, ci->fmt == FMT_PTR ? ci->ninst : 0));
 }
@@ -102,7 +105,8 @@ static PRIM(p_basicNewSize) {
   if (!c || vm->classes[c].is_meta || !IS_INT(ARG1) || INT_VAL(ARG1) < 0)
     return FAIL();
   ClassInfo *ci = &vm->classes[c];
-  if (!ci->indexed || INT_VAL(ARG1) > ((intptr_t)1 << 36) || c == CID_BLOCK)
+  if (!ci->indexed || INT_VAL(ARG1) > ((intptr_t)1 << 36) ||
+      class_inherits(vm, c, CID_BLOCK))
     return FAIL();
   uint64_t n = (uint64_t)INT_VAL(ARG1);
   if (ci->fmt == FMT_PTR) n += ci->ninst;
