@@ -59,8 +59,9 @@ static int check_options(const spy_options *o) {
   if (o->mode != SPY_MODE_POLL && o->mode != SPY_MODE_TIMER) return SPY_EINVAL;
   if (o->max_depth < 2 || o->max_depth > 60000) return SPY_EINVAL;
   if (!pow2(o->ring_bytes) || o->ring_bytes < (64u << 10)) return SPY_EINVAL;
-  /* The ring takes no record over half its size: a full-depth sample must
-  ** fit, or every sample would be dropped. */
+  /* The ring takes no record over half its size: a full-depth sample (its
+  ** size rounded up to 8, with every region mark) must fit, or every
+  ** sample would be dropped. */
   if (o->ring_bytes / 2 < sizeof(spyH_sample) + 8 +
                               SPY_REGION_NEST * sizeof(spyH_regmark) +
                               (size_t)o->max_depth * sizeof(uint64_t))
