@@ -155,10 +155,10 @@ static void fill(spyH_sample *r, uint32_t size, uint64_t c, uint32_t same) {
   r->depth = depth;
   memset(r->size, 0, sizeof r->size);
   r->prim = -1;
-  r->gc = 0;
   r->nsizes = 0;
-  r->nregions = 0;
+  r->nmarks = 0;
   r->kind = 0;
+  r->pad_ = 0;
   r->nleaf = (uint16_t)depth;
   r->nroot = 0;
   r->same = same;

@@ -125,6 +125,18 @@ typedef struct spy_options {
   ** samples. */
   int native_stacks;           /* 0 or 1; default 0 */
   uint64_t native_interval_ns; /* default 1000000 (1 ms); 10 us .. 10 s */
+  /* Frames of each thread's stack that spyon keeps a copy of, so that
+  ** incremental walks (spy_stack_unchanged in <spyon/hooks.h>) cost only
+  ** the frames new since the previous walk. Reserved as address space
+  ** (16 bytes a frame, touched only as deep as stacks go); a deeper stack
+  ** falls back to full walks. 0 turns incremental walks off; default
+  ** 1048576; at most 2^26. */
+  unsigned stack_copy;
+  /* Processes per thread whose open brackets (spy_process_switch inside a
+  ** primitive) can be kept while they are switched out; default 64, 1 ..
+  ** 65536. When the table is full the oldest kept nesting is dropped and
+  ** counted (spy_counters.nest_dropped). */
+  unsigned saved_processes;
 } spy_options;
 
 /* Fill *o with the defaults above. */
@@ -154,18 +166,22 @@ SPY_API int spy_profiler_free(spy_profiler *p);
 /* Flags for spy_prim_register. */
 #define SPY_PRIM_COST 1u /* record cost observations (sizes, duration) */
 
-/* Register a primitive before spy_start. name is copied and is what reports
+/* Register a primitive, before or after spy_start (a module loaded later
+** registers its primitives then; ids are not reused). name is copied and is what reports
 ** show (e.g. "Integer>>digitMultiply:neg:"); sizes names its operand sizes
 ** as a comma-separated list of at most 4 names ("a,b"), or NULL / "" for
 ** none. Returns the primitive id (>= 0) to pass to spy_prim_begin*, or
-** SPY_EINVAL, SPY_EFULL (max_prims reached), SPY_ESTATE (profiler running).
-** Registering the same name twice returns the first id. */
+** SPY_EINVAL, SPY_EFULL (max_prims reached). Registering the same name
+** twice returns the first id. Call it from the controlling thread or any
+** one thread at a time (it takes the profiler's lock; never from inside a
+** hook or the walker). */
 SPY_API int spy_prim_register(spy_profiler *p, const char *name,
                               const char *sizes, unsigned flags);
 
-/* Register a named user region (seed-003 timers) before spy_start; returns
-** its id >= 0 for spy_region_begin, or SPY_EINVAL / SPY_EFULL / SPY_ESTATE.
-** The same name twice returns the first id. */
+/* Register a named user region (timers placed by the user), before or
+** after spy_start; returns its id >= 0 for spy_region_begin, or SPY_EINVAL
+** / SPY_EFULL. The same name twice returns the first id. Threads as for
+** spy_prim_register. */
 SPY_API int spy_region_register(spy_profiler *p, const char *name);
 
 /* What an interpreter hands in when it attaches. */
@@ -211,6 +227,12 @@ SPY_API int spy_name(spy_vm *v, uint64_t key, const char *name);
 /* Name a process id (copied), e.g. "main (40)". As spy_name. */
 SPY_API int spy_process_name(spy_vm *v, uint64_t pid, const char *name);
 
+/* Process pid has ended (its coroutine was collected, its green thread
+** terminated). If it was switched out with brackets open, they are
+** dropped without being charged. Optional: a host that never calls it
+** only fills the saved-process table sooner. Interpreter thread only. */
+SPY_API void spy_process_end(spy_vm *v, uint64_t pid);
+
 /* Start sampling all attached threads (and those attached later). Starts the
 ** sampler thread on first use. SPY_ESTATE if already running. Starting
 ** again after a stop continues the same profile. */
@@ -236,6 +258,10 @@ typedef struct spy_counters {
   uint64_t dropped;        /* samples dropped because a ring was full */
   uint64_t obs_dropped;    /* cost observations dropped (ring full) */
   uint64_t drains;         /* sampler wake-ups that drained data */
+  uint64_t nest_dropped;   /* saved nestings dropped: saved-process table
+                              full, or brackets deeper than SPY_NEST_MAX */
+  uint64_t full_walks;     /* walks that visited the whole stack */
+  uint64_t frames_walked;  /* frames the walkers pushed, all walks */
 } spy_counters;
 SPY_API int spy_counters_get(const spy_profiler *p, spy_counters *out);
 

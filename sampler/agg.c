@@ -118,7 +118,7 @@ static int vec_grow_(void **p, size_t *cap, size_t n, size_t elem) {
   vec_grow_((void **)&(v).p, &(v).cap, (v).n, sizeof *(v).p)
 
 static uint32_t path_cap(const spyH_cfg *c) {
-  return c->leaf_cap + c->root_cap + SPY_REGION_NEST + 4;
+  return c->leaf_cap + c->root_cap + SPY_NEST_MAX + 2;
 }
 
 spyS_agg *spyS_agg_new(const spyH_cfg *cfg) {
@@ -246,17 +246,22 @@ static uint32_t process(spyS_agg *a, uint64_t pid) {
 ** --------------------------------------------------------------------- */
 
 /* The root-first path of a SAMPLE or STEP record: the kept frames, a CUT
-** where the depth cap left some out, each region entered before the frame
-** at the depth where it began, then the primitive and GC frames (when
-** with_leaf). Returns the length. */
+** where the depth cap left some out, and each bracket (region, primitive,
+** GC) before the frame at the depth where the hooks placed it (after all
+** frames when its depth is the stack's). Returns the length. */
 static uint32_t build_path(spyS_agg *a, const spyH_sample *r,
-                           const uint64_t *k, int with_leaf) {
-  const spyH_regmark *m = (const spyH_regmark *)(r + 1);
-  uint32_t nleaf = r->nleaf, nroot = r->nroot, nreg = r->nregions;
+                           const uint64_t *k) {
+  const spyH_place *m = (const spyH_place *)(r + 1);
+  uint32_t nleaf = r->nleaf, nroot = r->nroot, nm = r->nmarks;
   uint64_t depth = r->depth;
   pel *out = a->scratch;
-  uint32_t n = 0, ri = 0;
+  uint32_t n = 0, mi = 0;
   uint32_t kept = nleaf + nroot;
+#define PUT_MARK_(mk)                                                    \
+  do {                                                                   \
+    if ((mk).kind == SPY_FRAME_GC) out[n++] = (pel){SPY_FRAME_GC, 0};    \
+    else if ((mk).id >= 0) out[n++] = (pel){(mk).kind, (uint64_t)(mk).id}; \
+  } while (0)
   for (uint32_t j = 0; j < kept; j++) {
     /* Root first: the root part reversed, then the leaf part reversed. */
     uint64_t full, key;
@@ -271,18 +276,11 @@ static uint32_t build_path(spyS_agg *a, const spyH_sample *r,
       cut_before = i == 0 && depth > kept;
     }
     if (cut_before) out[n++] = (pel){SPY_FRAME_CUT, depth - kept};
-    while (ri < nreg && m[ri].depth <= full) {
-      if (m[ri].id >= 0) out[n++] = (pel){SPY_FRAME_REGION, (uint64_t)m[ri].id};
-      ri++;
-    }
+    for (; mi < nm && m[mi].depth <= full; mi++) PUT_MARK_(m[mi]);
     out[n++] = (pel){SPY_FRAME_METHOD, key};
   }
-  for (; ri < nreg; ri++)
-    if (m[ri].id >= 0) out[n++] = (pel){SPY_FRAME_REGION, (uint64_t)m[ri].id};
-  if (with_leaf) {
-    if (r->prim >= 0) out[n++] = (pel){SPY_FRAME_PRIM, (uint64_t)r->prim};
-    if (r->gc) out[n++] = (pel){SPY_FRAME_GC, 0};
-  }
+  for (; mi < nm; mi++) PUT_MARK_(m[mi]);
+#undef PUT_MARK_
   return n;
 }
 
@@ -291,8 +289,8 @@ static uint32_t build_path(spyS_agg *a, const spyH_sample *r,
 /* The keys of a SAMPLE: those sent, then the root-most `same` keys of the
 ** thread's previous sample. */
 static const uint64_t *sample_keys(spyS_cache *c, const spyH_sample *r) {
-  const uint64_t *sent = (const uint64_t *)((const spyH_regmark *)(r + 1) +
-                                            r->nregions);
+  const uint64_t *sent = (const uint64_t *)((const spyH_place *)(r + 1) +
+                                            r->nmarks);
   uint32_t n = (uint32_t)r->nleaf + r->nroot;
   if (r->same > n || r->same > c->raw_n) return NULL;
   uint32_t nsent = n - r->same;
@@ -309,7 +307,7 @@ static void add_sample(spyS_agg *a, spyS_cache *c, const spyH_sample *r) {
     a->lost++;
     return;
   }
-  uint32_t len = build_path(a, r, keys, 1);
+  uint32_t len = build_path(a, r, keys);
   uint32_t p = process(a, r->pid);
   if (p == UINT32_MAX) {
     a->lost++;
@@ -352,9 +350,9 @@ static void add_step(spyS_agg *a, const spyH_sample *r) {
       if (a->steps[i].ticks < a->steps[slot].ticks) slot = i;
     if (a->steps[slot].ticks >= r->ticks) return;
   }
-  const uint64_t *keys = (const uint64_t *)((const spyH_regmark *)(r + 1) +
-                                            r->nregions);
-  uint32_t len = build_path(a, r, keys, 0);
+  const uint64_t *keys = (const uint64_t *)((const spyH_place *)(r + 1) +
+                                            r->nmarks);
+  uint32_t len = build_path(a, r, keys);
   uint32_t *frames = malloc((len + 1) * sizeof *frames);
   uint32_t p = process(a, r->pid);
   if (!frames || p == UINT32_MAX) {

@@ -13,6 +13,7 @@
 #include "profile/profile.h"
 #include "sampler/symbols.h"
 #include "vm-hooks/clock.h"
+#include "vm-hooks/due.h"
 #include "vm-hooks/native.h"
 
 #define RELAXED memory_order_relaxed
@@ -49,6 +50,8 @@ void spy_options_init(spy_options *o) {
   o->max_regions = 256;
   o->native_stacks = 0;
   o->native_interval_ns = 1000000;
+  o->stack_copy = 1u << 20;
+  o->saved_processes = 64;
 }
 
 static int pow2(size_t x) { return x && !(x & (x - 1)); }
@@ -63,7 +66,7 @@ static int check_options(const spy_options *o) {
   ** size rounded up to 8, with every region mark) must fit, or every
   ** sample would be dropped. */
   if (o->ring_bytes / 2 < sizeof(spyH_sample) + 8 +
-                              SPY_REGION_NEST * sizeof(spyH_regmark) +
+                              SPY_NEST_MAX * sizeof(spyH_place) +
                               (size_t)o->max_depth * sizeof(uint64_t))
     return SPY_EINVAL;
   if (!pow2(o->obs_ring_bytes) || o->obs_ring_bytes < (64u << 10))
@@ -75,6 +78,8 @@ static int check_options(const spy_options *o) {
   if (o->native_stacks && (o->native_interval_ns < 10000 ||
                            o->native_interval_ns > 10000000000ull))
     return SPY_EINVAL; /* 10 us .. 10 s */
+  if (o->stack_copy > (1u << 26)) return SPY_EINVAL;
+  if (o->saved_processes == 0 || o->saved_processes > 65536) return SPY_EINVAL;
   return 0;
 }
 
@@ -114,6 +119,10 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   c->max_regions = o->max_regions;
   c->native = o->native_stacks;
   c->native_interval = spyH_ns_to_ticks(o->native_interval_ns);
+  c->stack_copy = o->stack_copy;
+  c->saved_processes = o->saved_processes;
+  atomic_init(&c->nprims, 0);
+  atomic_init(&c->nregions, 0);
   atomic_init(&c->epoch, 0);
   atomic_init(&c->origin, 0);
   atomic_init(&p->running, 0);
@@ -145,7 +154,7 @@ int spy_profiler_free(spy_profiler *p) {
     pthread_cond_destroy(&p->cond);
   }
   if (p->prims)
-    for (uint32_t i = 0; i < p->cfg.nprims; i++) {
+    for (uint32_t i = 0; i < atomic_load(&p->cfg.nprims); i++) {
       free(p->prims[i].name);
       for (unsigned j = 0; j < 4; j++) free(p->prims[i].size_names[j]);
     }
@@ -186,35 +195,59 @@ static int parse_sizes(const char *sizes, spyS_prim *pr) {
   return 0;
 }
 
+/* Registration may come while running (a module loaded later): the
+** arrays are sized for max_prims up front, the new entry is complete
+** before the count that makes it visible is published (release; the hooks
+** read it with acquire), and the lock keeps registrations and snapshots
+** apart. */
 int spy_prim_register(spy_profiler *p, const char *name, const char *sizes,
                       unsigned flags) {
   if (!p || !name || !*name || (flags & ~SPY_PRIM_COST)) return SPY_EINVAL;
-  if (atomic_load(&p->running)) return SPY_ESTATE;
-  for (uint32_t i = 0; i < p->cfg.nprims; i++)
-    if (strcmp(p->prims[i].name, name) == 0) return (int)i;
-  if (p->cfg.nprims >= p->cfg.max_prims) return SPY_EFULL;
+  pthread_mutex_lock(&p->lock);
+  uint32_t n = atomic_load_explicit(&p->cfg.nprims, RELAXED);
+  for (uint32_t i = 0; i < n; i++)
+    if (strcmp(p->prims[i].name, name) == 0) {
+      pthread_mutex_unlock(&p->lock);
+      return (int)i;
+    }
+  if (n >= p->cfg.max_prims) {
+    pthread_mutex_unlock(&p->lock);
+    return SPY_EFULL;
+  }
   spyS_prim pr = {0};
   int rc = parse_sizes(sizes, &pr);
   if (rc == 0 && !(pr.name = strdup(name))) rc = SPY_ENOMEM;
   if (rc) {
+    pthread_mutex_unlock(&p->lock);
     for (unsigned j = 0; j < 4; j++) free(pr.size_names[j]);
     return rc;
   }
-  uint32_t id = p->cfg.nprims;
-  p->prims[id] = pr;
-  p->prim_flags[id] = flags;
-  p->cfg.nprims = id + 1;
-  return (int)id;
+  p->prims[n] = pr;
+  p->prim_flags[n] = flags;
+  atomic_store_explicit(&p->cfg.nprims, n + 1, memory_order_release);
+  pthread_mutex_unlock(&p->lock);
+  return (int)n;
 }
 
 int spy_region_register(spy_profiler *p, const char *name) {
   if (!p || !name || !*name) return SPY_EINVAL;
-  if (atomic_load(&p->running)) return SPY_ESTATE;
-  for (uint32_t i = 0; i < p->nregions; i++)
-    if (strcmp(p->regions[i], name) == 0) return (int)i;
-  if (p->nregions >= p->opt.max_regions) return SPY_EFULL;
-  if (!(p->regions[p->nregions] = strdup(name))) return SPY_ENOMEM;
-  return (int)p->nregions++;
+  pthread_mutex_lock(&p->lock);
+  int rc = SPY_EFULL;
+  uint32_t n = p->nregions;
+  for (uint32_t i = 0; i < n; i++)
+    if (strcmp(p->regions[i], name) == 0) {
+      pthread_mutex_unlock(&p->lock);
+      return (int)i;
+    }
+  if (n < p->opt.max_regions) {
+    rc = (p->regions[n] = strdup(name)) ? (int)n : SPY_ENOMEM;
+    if (rc >= 0) {
+      p->nregions = n + 1;
+      atomic_store_explicit(&p->cfg.nregions, n + 1, memory_order_release);
+    }
+  }
+  pthread_mutex_unlock(&p->lock);
+  return rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -245,8 +278,7 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
   pthread_mutex_lock(&p->lock);
   v->next = p->vms;
   p->vms = v;
-  if (atomic_load(&p->running))
-    atomic_store_explicit(&v->hot.active, 1, memory_order_release);
+  if (atomic_load(&p->running)) spyH_set_active(v, 1);
   pthread_mutex_unlock(&p->lock);
   if (p->cfg.native) spyH_native_bind(v);
   *out = v;
@@ -261,14 +293,14 @@ int spy_detach(spy_vm *v) {
   pthread_mutex_lock(&p->lock);
   /* A stop made by another thread left this thread's last stretch to be
   ** charged here; a running profiler charges up to now. */
-  uint64_t fin = atomic_exchange_explicit(&v->final_at, 0, RELAXED);
+  uint64_t fin = spyH_take_final(v);
   if (fin) spyH_settle(v, fin);
   else if (atomic_load(&p->running)) spyH_settle(v, spyH_now());
-  atomic_store_explicit(&v->hot.active, 0, RELAXED);
+  spyH_quiet(v);
   spyS_drain_all(p);
   spyS_agg_name_missing(p->agg, &v->host);
   /* Keep the thread's exact totals. */
-  for (uint32_t i = 0; i < p->cfg.nprims; i++) {
+  for (uint32_t i = 0; i < atomic_load(&p->cfg.nprims); i++) {
     spyS_dead *d = &p->dead[i];
     uint64_t mx = atomic_load_explicit(&v->pstat[i].max, RELAXED);
     d->calls += atomic_load_explicit(&v->pstat[i].calls, RELAXED);
@@ -282,6 +314,9 @@ int spy_detach(spy_vm *v) {
   p->dead_dropped += atomic_load_explicit(&v->dropped, RELAXED);
   p->dead_obs_dropped += atomic_load_explicit(&v->obs_dropped, RELAXED);
   p->dead_hook_ticks += atomic_load_explicit(&v->hook_ticks, RELAXED);
+  p->dead_nest_dropped += atomic_load_explicit(&v->nest_dropped, RELAXED);
+  p->dead_full_walks += atomic_load_explicit(&v->full_walks, RELAXED);
+  p->dead_frames_walked += atomic_load_explicit(&v->frames_walked, RELAXED);
   spy_vm **pp = &p->vms;
   while (*pp != v) pp = &(*pp)->next;
   *pp = v->next;
@@ -324,7 +359,7 @@ int spy_start(spy_profiler *p) {
   atomic_fetch_add_explicit(&p->cfg.epoch, 1, memory_order_release);
   for (spy_vm *v = p->vms; v; v = v->next) {
     atomic_store_explicit(&v->deadline_pub, 0, RELAXED);
-    atomic_store_explicit(&v->hot.active, 1, memory_order_release);
+    spyH_set_active(v, 1);
   }
   p->run_start = now;
   atomic_store(&p->running, 1);
@@ -343,14 +378,16 @@ int spy_stop(spy_profiler *p) {
   uint64_t now = spyH_now();
   atomic_store(&p->running, 0);
   pthread_t self = pthread_self();
+  uint64_t epoch = atomic_load(&p->cfg.epoch);
+  uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
   for (spy_vm *v = p->vms; v; v = v->next) {
-    atomic_store_explicit(&v->hot.active, 0, RELAXED);
     if (pthread_equal(v->thread, self)) {
       spyH_settle(v, now);
+      spyH_quiet(v);
     } else {
-      /* Its own thread charges the rest at its next slow path. */
-      atomic_store_explicit(&v->final_at, now, RELAXED);
-      atomic_store_explicit(&v->hot.trap, 1, RELAXED);
+      /* Its own thread charges the rest at its next slow path, and turns
+      ** its hooks off then (vm-hooks/due.h). */
+      spyH_stop_remote(v, now, epoch, origin);
     }
   }
   p->wall_ticks += now - p->run_start;
@@ -368,7 +405,8 @@ int spy_stop(spy_profiler *p) {
 
 static const char *namer(void *ud, spy_frame_kind kind, uint64_t key) {
   spy_profiler *p = ud;
-  if (kind == SPY_FRAME_PRIM && key < p->cfg.nprims) return p->prims[key].name;
+  if (kind == SPY_FRAME_PRIM && key < atomic_load(&p->cfg.nprims))
+    return p->prims[key].name;
   if (kind == SPY_FRAME_REGION && key < p->nregions) return p->regions[key];
   /* Native frames: key is the address to look up (agg.c passes a return
   ** address minus one). The Dwfl is made on first use, here in the
@@ -387,9 +425,15 @@ int spy_counters_get(const spy_profiler *cp, spy_counters *out) {
   out->samples = spyS_agg_samples(p->agg);
   out->dropped = p->dead_dropped;
   out->obs_dropped = p->dead_obs_dropped;
+  out->nest_dropped = p->dead_nest_dropped;
+  out->full_walks = p->dead_full_walks;
+  out->frames_walked = p->dead_frames_walked;
   for (spy_vm *v = p->vms; v; v = v->next) {
     out->dropped += atomic_load_explicit(&v->dropped, RELAXED);
     out->obs_dropped += atomic_load_explicit(&v->obs_dropped, RELAXED);
+    out->nest_dropped += atomic_load_explicit(&v->nest_dropped, RELAXED);
+    out->full_walks += atomic_load_explicit(&v->full_walks, RELAXED);
+    out->frames_walked += atomic_load_explicit(&v->frames_walked, RELAXED);
   }
   out->drains = p->drains;
   pthread_mutex_unlock(&p->lock);
@@ -398,7 +442,7 @@ int spy_counters_get(const spy_profiler *cp, spy_counters *out) {
 
 /* Copy the registry and the exact totals (live threads plus detached). */
 static int build_prims(spy_profiler *p, spy_profile *pr) {
-  uint32_t n = p->cfg.nprims;
+  uint32_t n = atomic_load(&p->cfg.nprims);
   pr->nprims = n;
   pr->prims = spyP_calloc(pr, n, sizeof *pr->prims);
   if (!pr->prims) return SPY_ENOMEM;

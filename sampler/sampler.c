@@ -17,6 +17,7 @@
 
 #include "sampler/profiler.h"
 #include "vm-hooks/clock.h"
+#include "vm-hooks/due.h"
 
 #define RELAXED memory_order_relaxed
 
@@ -74,9 +75,9 @@ static uint64_t next_wake(spy_profiler *p, uint64_t now, uint64_t wake_at) {
   uint64_t iv = p->cfg.interval;
   uint64_t grid = origin + ((now - origin) / iv + 1) * iv;
   for (spy_vm *v = p->vms; v; v = v->next) {
-    if (!atomic_load_explicit(&v->hot.active, RELAXED)) continue;
+    if (!spyH_active(v)) continue;
     uint64_t d = atomic_load_explicit(&v->deadline_pub, RELAXED);
-    if (atomic_load_explicit(&v->hot.trap, RELAXED)) d = grid;
+    if (spyH_marked(v)) d = grid;
     if (d < wake_at) wake_at = d;
   }
   return wake_at;
@@ -89,11 +90,9 @@ static uint64_t next_wake(spy_profiler *p, uint64_t now, uint64_t wake_at) {
 ** poll after resuming charges the code that was running. */
 static void mark_due(spy_profiler *p, uint64_t now) {
   for (spy_vm *v = p->vms; v; v = v->next) {
-    if (!atomic_load_explicit(&v->hot.active, RELAXED)) continue;
-    if (atomic_load_explicit(&v->deadline_pub, RELAXED) <= now) {
-      atomic_store_explicit(&v->marked_upto, now, memory_order_release);
-      atomic_store_explicit(&v->hot.trap, 1, memory_order_release);
-    }
+    if (!spyH_active(v)) continue;
+    if (atomic_load_explicit(&v->deadline_pub, RELAXED) <= now)
+      spyH_mark(v, now);
   }
 }
 
@@ -105,7 +104,7 @@ static void native_round(spy_profiler *p, uint64_t now) {
   uint64_t iv = p->cfg.native_interval;
   pid_t self = getpid();
   for (spy_vm *v = p->vms; v; v = v->next) {
-    if (!atomic_load_explicit(&v->hot.active, RELAXED)) continue;
+    if (!spyH_active(v)) continue;
     uint64_t since = atomic_load_explicit(&v->native_since, RELAXED);
     if (!atomic_load_explicit(&v->native_prim, RELAXED)) continue;
     uint64_t from = since > v->native_sent ? since : v->native_sent;

@@ -2,19 +2,32 @@
 ** vm-hooks/hooks.c: the out-of-line halves of the hooks.
 **
 ** Attribution (SPY_MODE_POLL). Samples fall due on a fixed grid, origin +
-** k * interval; the sampler thread marks a thread's sample due (its trap)
-** when a grid point has passed. The next hook to run takes it, *before*
-** changing state: a poll charges the running code, the end of a primitive
-** the primitive, a GC end the GC, a process switch the process switched
-** from. So the instant of a sample is the instant the mark arrived, which
-** does not depend on what the program does, and time inside a primitive is
-** charged to the primitive and not to the code that runs next. A sample's
-** weight is the grid time since the previous one, so a late mark never
-** loses time and the weights of a thread add up to its profiled time.
+** k * interval; the marking side marks a thread's sample due when a grid
+** point has passed (vm-hooks/due.h). The next hook to run takes it,
+** *before* changing state, and charges it to what was running: a poll to
+** the running code, a primitive's end to the primitive, a callback's begin
+** to the primitive that calls back and its end to the code called back, a
+** GC end to the GC, a process switch to the process switched from. So the
+** instant of a sample is the instant the mark arrived, and time inside a
+** primitive is charged to the primitive and not to the code that runs
+** next. A sample's weight is the grid time since the previous one, so a
+** late mark never loses time and a thread's weights add up to its profiled
+** time.
+**
+** What runs is one stack of brackets per process: primitives, callbacks
+** out of them, GC pauses and regions, in any mix. The innermost bracket
+** that is not a region decides the charge: a primitive or GC takes the
+** sample; a callback (or no bracket) leaves it to the interpreter code the
+** walker reports. In the sample's path each bracket is a frame placed at
+** the stack depth where it began: a primitive with a callback running
+** above it sits between its caller's frames and the callback's. A
+** primitive's (or GC's) own time excludes its callbacks and the time its
+** process spends switched out.
 **
 ** SPY_MODE_TIMER is MessageTally's behaviour for comparison: only polls
-** take marked samples, so a mark that arrives inside a primitive is taken
-** by the first poll after it, and charged to whatever runs then.
+** take marked samples and brackets other than regions are not shown, so a
+** mark that arrives inside a primitive is charged to whatever runs at the
+** first poll after it.
 **
 ** Everything here runs in the interpreter thread: no locks, no allocation,
 ** no waiting. A full ring drops the record and counts it.
@@ -22,6 +35,7 @@
 #include "config.h"
 
 #include "vm-hooks/clock.h"
+#include "vm-hooks/due.h"
 #include "vm-hooks/slot.h"
 
 #include <spyon/profile.h>
@@ -44,48 +58,168 @@ static inline int poll_mode(const spy_vm *v) {
   return v->cfg->mode == SPY_MODE_POLL;
 }
 
-/* The innermost tracked primitive, or -1. */
-static inline int32_t cur_prim(const spy_vm *v) {
-  if (v->nprim == 0) return -1;
-  uint32_t i = v->nprim <= SPY_PRIM_NEST ? v->nprim - 1 : SPY_PRIM_NEST - 1;
-  return v->prim[i].prim;
+/* ------------------------------------------------------------------------
+** Brackets
+** --------------------------------------------------------------------- */
+
+/* Brackets tracked (the nesting may go deeper; those are only counted). */
+static inline uint32_t tracked(const spy_vm *v) {
+  return v->nest < SPY_NEST_MAX ? v->nest : SPY_NEST_MAX;
 }
 
-/* Native stacks: publish the innermost tracked primitive and when it began
+static inline void set_nest(spy_vm *v, uint32_t n) {
+  v->nest = n;
+  __atomic_store_n(&v->hot.nest_, n, __ATOMIC_RELAXED);
+}
+
+/* The innermost bracket that decides the charge (not a region), or NULL:
+** a PRIM or GC takes samples, a CALLBACK hands them to the code. */
+static spyH_bracket *charged(spy_vm *v) {
+  for (uint32_t i = tracked(v); i-- > 0;)
+    if (v->b[i].kind != SPYH_B_REGION) return &v->b[i];
+  return NULL;
+}
+
+/* The PRIM or GC bracket a callback at index i belongs to, or NULL. */
+static spyH_bracket *owner_of(spy_vm *v, uint32_t i) {
+  while (i-- > 0)
+    if (v->b[i].kind == SPYH_B_PRIM || v->b[i].kind == SPYH_B_GC)
+      return &v->b[i];
+    else if (v->b[i].kind == SPYH_B_CALLBACK)
+      return NULL;
+  return NULL;
+}
+
+/* Native stacks: publish the primitive that runs now and when it began
 ** (or none), for the sampler's SIGPROF rounds and the handler. Called only
 ** when cfg->native is on. */
 static void native_pub(spy_vm *v) {
-  uint32_t n = v->nprim < SPY_PRIM_NEST ? v->nprim : SPY_PRIM_NEST;
-  if (n == 0 || v->prim[n - 1].prim < 0) {
+  spyH_bracket *c = charged(v);
+  if (!c || c->kind != SPYH_B_PRIM || c->id < 0) {
     st(&v->native_prim, 0);
     return;
   }
-  st(&v->native_since, v->prim[n - 1].t0);
-  st(&v->native_prim, (uint64_t)v->prim[n - 1].prim + 1);
+  st(&v->native_since, c->t0);
+  st(&v->native_prim, (uint64_t)c->id + 1);
+}
+
+static inline void changed(spy_vm *v) {
+  if (SPY_UNLIKELY(v->cfg->native)) native_pub(v);
+}
+
+/* ------------------------------------------------------------------------
+** The walk
+** --------------------------------------------------------------------- */
+
+/* Call the host's walker and leave the whole stack's keys where keys_at()
+** finds them; returns the depth. With a stack copy (spy_options.stack_copy)
+** a walker that says spy_stack_unchanged(n) costs only the frames pushed
+** before it: the n root-most keys come from the copy of the previous walk,
+** which is then updated in place. A full walk that fits refreshes the copy;
+** one that does not (or that skipped frames) leaves the keys in walk_buf
+** (by position, then a ring of the root-most) and invalidates the copy. */
+static uint64_t walk(spy_vm *v) {
+  const spyH_cfg *c = v->cfg;
+  spy_stack s;
+  int inc = v->copy && v->copy_ok && v->copy_pid == v->pid;
+  for (;;) {
+    s = (spy_stack){.keys_ = v->walk_buf,
+                    .direct_ = v->copy ? v->copy_cap : c->leaf_cap,
+                    .ring_ = c->root_cap,
+                    .leaf_cap_ = c->leaf_cap,
+                    .root_cap_ = c->root_cap,
+                    .incremental_ = inc};
+    v->host.walk(v->host.ud, &s);
+    if (!s.unchanged_) break;
+    if (inc && s.unchanged_ <= v->copy_n &&
+        s.pushed_ + s.unchanged_ <= v->copy_cap)
+      break;
+    if (!inc) { /* a walker that ignores spy_stack_incremental() */
+      s.unchanged_ = 0;
+      break;
+    }
+    inc = 0; /* not honourable: walk again, in full */
+  }
+  add(&v->frames_walked, s.pushed_);
+  uint64_t p = s.pushed_;
+  if (s.unchanged_) { /* the copy keeps its root part; append the new top */
+    uint64_t n = s.unchanged_;
+    for (uint64_t j = 0; j < p; j++) v->copy[n + j] = v->walk_buf[p - 1 - j];
+    v->copy_n = n + p;
+    return v->copy_n;
+  }
+  add(&v->full_walks, 1);
+  uint64_t d = s.depth_;
+  if (v->copy && p == d && d <= v->copy_cap) {
+    for (uint64_t j = 0; j < d; j++) v->copy[j] = v->walk_buf[d - 1 - j];
+    v->copy_n = d;
+    v->copy_ok = 1;
+    v->copy_pid = v->pid;
+  } else {
+    v->copy_ok = 0;
+  }
+  return d;
+}
+
+/* The key of the frame at position i from the top (0: innermost) of the
+** stack the last walk() saw, of depth d. */
+static inline uint64_t key_at(const spy_vm *v, uint64_t d, uint64_t i) {
+  if (v->copy && v->copy_ok && v->copy_pid == v->pid) return v->copy[d - 1 - i];
+  uint64_t direct = v->copy ? v->copy_cap : v->cfg->leaf_cap;
+  if (i < direct) return v->walk_buf[i];
+  return v->walk_buf[direct + (i - direct) % v->cfg->root_cap];
 }
 
 /* ------------------------------------------------------------------------
 ** Records
 ** --------------------------------------------------------------------- */
 
+/* Write the brackets' places in the path into m (outermost first, depths
+** non-decreasing and at most d); returns how many. A PRIM or GC with a
+** callback above it sits at its own depth, the others at the leaf. */
+static uint32_t marks(spy_vm *v, uint64_t d, spyH_place *m) {
+  uint32_t nt = tracked(v), n = 0;
+  int32_t last_cb = -1;
+  for (uint32_t i = 0; i < nt; i++)
+    if (v->b[i].kind == SPYH_B_CALLBACK) last_cb = (int32_t)i;
+  uint64_t prev = 0;
+  for (uint32_t i = 0; i < nt; i++) {
+    const spyH_bracket *b = &v->b[i];
+    uint64_t at;
+    uint32_t kind;
+    if (b->kind == SPYH_B_CALLBACK) continue;
+    if (b->kind == SPYH_B_REGION) {
+      kind = SPY_FRAME_REGION;
+      at = b->depth;
+    } else {
+      if (!poll_mode(v)) continue;
+      kind = b->kind == SPYH_B_PRIM ? SPY_FRAME_PRIM : SPY_FRAME_GC;
+      at = (int32_t)i < last_cb && b->depth != SPYH_DEPTH_UNKNOWN ? b->depth
+                                                                   : d;
+    }
+    if (at > d) at = d;
+    if (at < prev) at = prev;
+    prev = at;
+    m[n++] = (spyH_place){kind, b->kind == SPYH_B_GC ? 0 : b->id, at};
+  }
+  return n;
+}
+
 /* Walk the host's stack and send one SAMPLE or STEP record. */
 static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
-                 int gc, uint8_t kind, unsigned nsizes, const uint64_t *size) {
+                 uint8_t kind, unsigned nsizes, const uint64_t *size) {
   const spyH_cfg *c = v->cfg;
-  spy_stack s = {v->walk_buf, c->leaf_cap, c->root_cap, 0};
-  v->host.walk(v->host.ud, &s);
-  uint64_t depth = s.depth_;
+  uint64_t depth = walk(v);
   uint32_t nleaf = depth < c->leaf_cap ? (uint32_t)depth : c->leaf_cap;
   uint64_t beyond = depth - nleaf;
   uint32_t nroot = beyond < c->root_cap ? (uint32_t)beyond : c->root_cap;
-  uint32_t nreg = v->nregion < SPY_REGION_NEST ? v->nregion : SPY_REGION_NEST;
   uint32_t n = nleaf + nroot;
   uint64_t *cur = v->cur_keys;
-  memcpy(cur, v->walk_buf, nleaf * sizeof *cur);
-  /* The root part was pushed into a ring of root_cap keys; the kept ones
-  ** are pushes beyond-nroot .. beyond-1, the last of them the root. */
+  for (uint32_t i = 0; i < nleaf; i++) cur[i] = key_at(v, depth, i);
   for (uint32_t j = 0; j < nroot; j++)
-    cur[nleaf + j] = v->walk_buf[c->leaf_cap + (beyond - nroot + j) % c->root_cap];
+    cur[nleaf + j] = key_at(v, depth, depth - nroot + j);
+  spyH_place m[SPY_NEST_MAX];
+  uint32_t nm = marks(v, depth, m);
   /* A sample sends only what differs from the thread's previous one at
   ** the root end: this keeps records small and the rings' cache traffic
   ** between the cores low. */
@@ -96,8 +230,7 @@ static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
            cur[n - 1 - same] == v->prev_keys[v->prev_n - 1 - same])
       same++;
   }
-  uint32_t size_b = (uint32_t)(sizeof(spyH_sample) +
-                               nreg * sizeof(spyH_regmark) +
+  uint32_t size_b = (uint32_t)(sizeof(spyH_sample) + nm * sizeof(spyH_place) +
                                (n - same) * sizeof(uint64_t));
   spyH_sample *r = spyH_ring_reserve(&v->ring, size_b);
   if (!r) {
@@ -110,20 +243,15 @@ static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
   r->depth = depth;
   for (unsigned i = 0; i < 4; i++) r->size[i] = i < nsizes ? size[i] : 0;
   r->prim = prim;
-  r->gc = (uint8_t)gc;
   r->nsizes = (uint8_t)nsizes;
-  r->nregions = (uint8_t)nreg;
+  r->nmarks = (uint8_t)nm;
   r->kind = kind;
+  r->pad_ = 0;
   r->nleaf = (uint16_t)nleaf;
   r->nroot = (uint16_t)nroot;
   r->same = same;
-  spyH_regmark *m = (spyH_regmark *)(r + 1);
-  for (uint32_t i = 0; i < nreg; i++) {
-    m[i].id = v->region[i].id;
-    m[i].pad_ = 0;
-    m[i].depth = v->region[i].depth;
-  }
-  memcpy(m + nreg, cur, (n - same) * sizeof *cur);
+  memcpy(r + 1, m, nm * sizeof *m);
+  memcpy((spyH_place *)(r + 1) + nm, cur, (n - same) * sizeof *cur);
   spyH_ring_commit(&v->ring, r);
   if (type == SPYH_REC_SAMPLE) { /* the sampler now has these keys */
     v->cur_keys = v->prev_keys;
@@ -132,14 +260,14 @@ static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
   }
 }
 
-static void emit_sample(spy_vm *v, uint64_t w, int32_t prim, int gc) {
-  if (!poll_mode(v)) prim = -1, gc = 0;
-  emit(v, SPYH_REC_SAMPLE, w, prim, gc, 0, 0, NULL);
+static void emit_sample(spy_vm *v, uint64_t w) {
+  emit(v, SPYH_REC_SAMPLE, w, -1, 0, 0, NULL);
 }
 
 /* A primitive call or GC pause that may be among the longest: keep a local
 ** list of the longest durations so far so that only those pay for a stack
-** walk; the sampler keeps the global top N. */
+** walk; the sampler keeps the global top N. Called after the bracket is
+** closed, so the path is that of its caller. */
 static void maybe_step(spy_vm *v, uint8_t kind, int32_t prim, uint64_t dur,
                        unsigned nsizes, const uint64_t *size) {
   uint32_t n = v->cfg->longest;
@@ -158,142 +286,7 @@ static void maybe_step(spy_vm *v, uint8_t kind, int32_t prim, uint64_t dur,
       if (v->longest[i] < m) m = v->longest[i];
     v->longest_min = m;
   }
-  emit(v, SPYH_REC_STEP, dur, prim, kind == SPY_STEP_GC, kind, nsizes, size);
-}
-
-/* ------------------------------------------------------------------------
-** Time
-** --------------------------------------------------------------------- */
-
-/* Set up this thread's state for a new run (spy_start bumped the epoch). */
-static void sync_epoch(spy_vm *v) {
-  spyH_cfg *c = v->cfg;
-  uint64_t e = atomic_load_explicit(&c->epoch, memory_order_acquire);
-  if (e == v->epoch) return;
-  v->epoch = e;
-  uint64_t origin = ld(&c->origin);
-  v->last = origin > v->attached_at ? origin : v->attached_at;
-  v->deadline = origin + ((v->last - origin) / c->interval + 1) * c->interval;
-  st(&v->deadline_pub, v->deadline);
-  v->nprim = 0;
-  v->gc_depth = 0;
-  v->nregion = 0;
-  if (SPY_UNLIKELY(c->native)) native_pub(v);
-}
-
-/* The weight due at `now`: grid time since the last sample when a grid
-** point has passed (advancing the grid), else 0. Only grid points the
-** sampler has marked count: one that passed just now, whose mark has not
-** come yet, is charged at the hook after its own mark -- otherwise the end
-** of every primitive would take the grid points of the code that follows
-** it. (spyH_final, at a stop, charges up to the stop.) */
-static uint64_t due(spy_vm *v, uint64_t now) {
-  uint64_t upto = atomic_load_explicit(&v->marked_upto, memory_order_acquire);
-  if (upto < now) now = upto;
-  if (now < v->deadline) return 0;
-  uint64_t iv = v->cfg->interval;
-  uint64_t grid = v->deadline + (now - v->deadline) / iv * iv;
-  uint64_t w = grid - v->last;
-  v->last = grid;
-  v->deadline = grid + iv;
-  st(&v->deadline_pub, v->deadline);
-  return w;
-}
-
-/* Charge a stop made by another thread, once, to what ran until it. */
-static void settle_stop(spy_vm *v) {
-  uint64_t fin = ld(&v->final_at);
-  if (fin && atomic_exchange_explicit(&v->final_at, 0, RELAXED))
-    spyH_settle(v, fin);
-}
-
-/* Entry to every slow path (never reached for the stopped stand-in, which
-** is never active): settle a stop made by another thread, start a
-** new run's state. Returns 0 when the hook has nothing to do. */
-static int enter(spy_vm *v) {
-  settle_stop(v);
-  if (!atomic_load_explicit(&v->hot.active, memory_order_acquire)) return 0;
-  sync_epoch(v);
-  return 1;
-}
-
-void spyH_settle(spy_vm *v, uint64_t until) {
-  sync_epoch(v);
-  spyH_final(v, until);
-}
-
-void spyH_final(spy_vm *v, uint64_t until) {
-  if (v->epoch == 0 || until <= v->last) return;
-  uint64_t w = until - v->last;
-  v->last = until;
-  v->deadline = until + v->cfg->interval;
-  emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
-}
-
-/* ------------------------------------------------------------------------
-** The hooks
-** --------------------------------------------------------------------- */
-
-/* Poll mode: a transition takes the sample the sampler marked due, so that
-** the moment of a sample is the moment the mark arrived (independent of
-** what the program is doing), and a mark that arrives inside a primitive
-** or a GC is charged to it. Transitions do not look at the clock for this:
-** a transition that took every grid point passed since the last sample
-** would charge code that ran earlier to whatever precedes the transition. */
-static inline int take_mark(spy_vm *v) {
-  if (!atomic_load_explicit(&v->hot.trap, RELAXED)) return 0;
-  atomic_store_explicit(&v->hot.trap, 0, RELAXED);
-  return 1;
-}
-
-/* Both modes: the sampler marked a sample due; charge the grid time passed
-** to what runs now (in timer mode, with no primitive or GC frame). */
-void spy_poll_slow_(spy_vm *v) {
-  atomic_store_explicit(&v->hot.trap, 0, RELAXED);
-  if (spyH_is_stopped_vm(v)) return;
-  uint64_t t0 = spyH_now();
-  if (!enter(v)) return;
-  uint64_t w = due(v, t0);
-  if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
-  add(&v->hook_ticks, spyH_now() - t0);
-}
-
-/* The bracketing hooks run millions of times, and a clock read costs
-** ~10-15 ns: rather than two more reads in each call to measure the hooks'
-** own cost, time every 256th call and count it 256 times. Such a hook
-** takes tens of nanoseconds; a timing above the cap (2 us) is the thread
-** being interrupted, not the hook, and would be multiplied by 256. */
-static inline void sample_cost(spy_vm *v, uint64_t t0) {
-  if (SPY_UNLIKELY((++v->hook_n & 255) == 0)) {
-    uint64_t d = spyH_now() - t0;
-    d = d > spyH_clock.read_cost ? d - spyH_clock.read_cost : 0;
-    add(&v->hook_ticks, (d < v->cfg->hook_cap ? d : v->cfg->hook_cap) * 256);
-  }
-}
-
-void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
-                          uint64_t s1, uint64_t s2, uint64_t s3) {
-  uint64_t t0 = spyH_now(), start = t0;
-  if (!enter(v)) return;
-  if (poll_mode(v) && take_mark(v)) {
-    uint64_t w = due(v, t0);
-    if (w) { /* the primitive's time excludes this sample's stack walk */
-      emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
-      start = spyH_now();
-      add(&v->hook_ticks, start - t0);
-    }
-  }
-  if (v->nprim < SPY_PRIM_NEST) {
-    __typeof__(v->prim[0]) *e = &v->prim[v->nprim];
-    e->prim = prim >= 0 && (uint32_t)prim < v->cfg->nprims ? prim : -1;
-    e->nsizes = n <= 4 ? n : 4;
-    e->size[0] = s0, e->size[1] = s1, e->size[2] = s2, e->size[3] = s3;
-    e->gc0 = (uint32_t)ld(&v->gc_count);
-    e->t0 = start;
-  }
-  v->nprim++;
-  if (SPY_UNLIKELY(v->cfg->native)) native_pub(v);
-  sample_cost(v, t0);
+  emit(v, SPYH_REC_STEP, dur, prim, kind, nsizes, size);
 }
 
 /* Offer one call to the primitive's reservoir: the first `reservoir` calls
@@ -325,33 +318,374 @@ static void offer_obs(spy_vm *v, int32_t prim, uint64_t nth, uint64_t dur,
   spyH_ring_commit(&v->obs_ring, r);
 }
 
-void spy_prim_end_slow_(spy_vm *v) {
-  uint64_t t0 = spyH_now();
-  if (!enter(v) || v->nprim == 0) return;
-  uint32_t i = --v->nprim;
-  if (SPY_UNLIKELY(v->cfg->native)) native_pub(v);
-  if (i >= SPY_PRIM_NEST) return;
-  const __typeof__(v->prim[0]) *e = &v->prim[i];
-  if (poll_mode(v) && take_mark(v)) {
-    uint64_t w = due(v, t0);
-    if (w) {
-      emit_sample(v, w, e->prim, 0);
-      add(&v->hook_ticks, spyH_now() - t0);
-    }
-  }
-  if (e->prim >= 0) {
-    uint64_t dur = t0 > e->t0 ? t0 - e->t0 : 0;
-    spyH_pstat *ps = &v->pstat[e->prim];
+/* ------------------------------------------------------------------------
+** Closing brackets (their end hooks, and unwinding)
+** --------------------------------------------------------------------- */
+
+/* Own time of a PRIM or GC bracket ending at `now`. */
+static inline uint64_t own(const spyH_bracket *b, uint64_t now) {
+  uint64_t d = now > b->t0 ? now - b->t0 : 0;
+  return d > b->excl ? d - b->excl : 0;
+}
+
+/* Is there a GC bracket below index i? (a GC inside a GC is one pause) */
+static int gc_below(const spy_vm *v, uint32_t i) {
+  while (i-- > 0)
+    if (v->b[i].kind == SPYH_B_GC) return 1;
+  return 0;
+}
+
+/* Close the innermost bracket at `now`: pop it, then do what its end hook
+** does with its figures. Untracked brackets (deeper than SPY_NEST_MAX) are
+** only counted down. */
+static void close_top(spy_vm *v, uint64_t now) {
+  uint32_t i = v->nest - 1;
+  set_nest(v, i);
+  if (i >= SPY_NEST_MAX) return;
+  spyH_bracket b = v->b[i];
+  changed(v);
+  switch (b.kind) {
+  case SPYH_B_PRIM: {
+    if (b.id < 0) break;
+    uint64_t dur = own(&b, now);
+    spyH_pstat *ps = &v->pstat[b.id];
     uint64_t nth = ld(&ps->calls) + 1;
     st(&ps->calls, nth);
     add(&ps->ticks, dur);
     if (dur > ld(&ps->max)) st(&ps->max, dur);
-    if (v->cfg->prim_flags[e->prim] & SPY_PRIM_COST)
-      offer_obs(v, e->prim, nth, dur,
-                (uint32_t)ld(&v->gc_count) - e->gc0, e->nsizes, e->size);
-    maybe_step(v, SPY_STEP_PRIM, e->prim, dur, e->nsizes, e->size);
+    if (v->cfg->prim_flags[b.id] & SPY_PRIM_COST)
+      offer_obs(v, b.id, nth, dur, (uint32_t)ld(&v->gc_count) - b.gc0,
+                b.nsizes, b.size);
+    maybe_step(v, SPY_STEP_PRIM, b.id, dur, b.nsizes, b.size);
+    break;
+  }
+  case SPYH_B_CALLBACK: {
+    spyH_bracket *o = owner_of(v, i);
+    if (o) o->excl += now > b.t0 ? now - b.t0 : 0;
+    break;
+  }
+  case SPYH_B_GC: {
+    if (gc_below(v, i)) break;
+    uint64_t dur = own(&b, now);
+    add(&v->gc_count, 1);
+    add(&v->gc_ticks, dur);
+    if (dur > ld(&v->gc_max)) st(&v->gc_max, dur);
+    maybe_step(v, SPY_STEP_GC, -1, dur, 0, NULL);
+    break;
+  }
+  case SPYH_B_REGION: {
+    if (b.id < 0) break;
+    uint32_t n = 0;
+    for (uint32_t j = 0; j <= i; j++) n += v->b[j].kind == SPYH_B_REGION;
+    spyH_region_rec *r = spyH_ring_reserve(
+        &v->ring, (uint32_t)(sizeof *r + n * sizeof(int32_t)));
+    if (!r) {
+      add(&v->dropped, 1);
+      break;
+    }
+    r->h.type = SPYH_REC_REGION;
+    r->ticks = now > b.t0 ? now - b.t0 : 0;
+    r->n = n;
+    r->pad_ = 0;
+    int32_t *ids = (int32_t *)(r + 1);
+    for (uint32_t j = 0, k = 0; j <= i; j++)
+      if (v->b[j].kind == SPYH_B_REGION) ids[k++] = v->b[j].id;
+    spyH_ring_commit(&v->ring, r);
+    break;
+  }
+  default: break;
+  }
+}
+
+/* Open a bracket; returns it, or NULL when it is too deep to track. */
+static spyH_bracket *open_bracket(spy_vm *v, uint8_t kind, uint64_t t0) {
+  uint32_t i = v->nest;
+  set_nest(v, i + 1);
+  if (i >= SPY_NEST_MAX) {
+    add(&v->nest_dropped, 1);
+    return NULL;
+  }
+  spyH_bracket *b = &v->b[i];
+  memset(b, 0, sizeof *b);
+  b->kind = kind;
+  b->id = -1;
+  b->depth = SPYH_DEPTH_UNKNOWN;
+  b->t0 = t0;
+  return b;
+}
+
+/* ------------------------------------------------------------------------
+** Processes: brackets switched out with their process
+** --------------------------------------------------------------------- */
+
+/* Keep the running process's brackets while it is switched out. The table
+** is searched linearly: it is small, and empty in most programs. */
+static void save_process(spy_vm *v, uint64_t now) {
+  uint32_t n = tracked(v);
+  if (v->nest > n) add(&v->nest_dropped, v->nest - n);
+  if (n == 0) {
+    set_nest(v, 0);
+    return;
+  }
+  spyH_saved *slot = NULL, *oldest = NULL;
+  for (uint32_t i = 0; i < v->cfg->saved_processes && !slot; i++) {
+    spyH_saved *s = &v->saved[i];
+    if (s->n == 0) slot = s;
+    else if (!oldest || s->serial < oldest->serial) oldest = s;
+  }
+  if (!slot) { /* full: the longest-suspended nesting goes */
+    slot = oldest;
+    add(&v->nest_dropped, slot->n);
+    v->nsaved--;
+  }
+  slot->pid = v->pid;
+  slot->out_at = now;
+  slot->serial = ++v->saved_serial;
+  slot->n = n;
+  memcpy(slot->b, v->b, n * sizeof *v->b);
+  v->nsaved++;
+  set_nest(v, 0);
+}
+
+/* The kept brackets of process pid, or NULL. */
+static spyH_saved *find_saved(spy_vm *v, uint64_t pid) {
+  if (v->nsaved == 0) return NULL;
+  for (uint32_t i = 0; i < v->cfg->saved_processes; i++)
+    if (v->saved[i].n && v->saved[i].pid == pid) return &v->saved[i];
+  return NULL;
+}
+
+/* Bring back the brackets of the process now running. Its trailing PRIM
+** and GC brackets (those not waiting on a callback) did not run while it
+** was out: that time is not their own. */
+static void restore_process(spy_vm *v, uint64_t now) {
+  spyH_saved *s = find_saved(v, v->pid);
+  if (!s) return;
+  uint32_t n = s->n;
+  memcpy(v->b, s->b, n * sizeof *v->b);
+  s->n = 0;
+  v->nsaved--;
+  set_nest(v, n);
+  uint64_t away = now > s->out_at ? now - s->out_at : 0;
+  for (uint32_t i = n; i-- > 0;) {
+    if (v->b[i].kind == SPYH_B_CALLBACK) break;
+    if (v->b[i].kind != SPYH_B_REGION) v->b[i].excl += away;
+  }
+}
+
+static void forget_brackets(spy_vm *v) {
+  set_nest(v, 0);
+  for (uint32_t i = 0; i < v->cfg->saved_processes; i++) v->saved[i].n = 0;
+  v->nsaved = 0;
+}
+
+/* ------------------------------------------------------------------------
+** Time
+** --------------------------------------------------------------------- */
+
+/* Take this thread into run `epoch` that began at `origin`. The brackets
+** are kept only if every hook since the last run ran its slow path
+** (tracking): otherwise an end may have been missed. */
+static void adopt_run(spy_vm *v, uint64_t epoch, uint64_t origin) {
+  spyH_cfg *c = v->cfg;
+  v->epoch = epoch;
+  v->last = origin > v->attached_at ? origin : v->attached_at;
+  v->deadline = origin + ((v->last - origin) / c->interval + 1) * c->interval;
+  st(&v->deadline_pub, v->deadline);
+  if (!v->tracking) forget_brackets(v);
+  v->tracking = 1;
+  changed(v);
+}
+
+/* Set up this thread's state for a new run (spy_start bumped the epoch). */
+static void sync_epoch(spy_vm *v) {
+  spyH_cfg *c = v->cfg;
+  uint64_t e = atomic_load_explicit(&c->epoch, memory_order_acquire);
+  if (e != v->epoch) adopt_run(v, e, ld(&c->origin));
+}
+
+/* The weight due at `now`: grid time since the last sample when a grid
+** point has passed (advancing the grid), else 0. Only grid points the
+** marking side has marked count: one that passed just now, whose mark has
+** not come yet, is charged at the hook after its own mark -- otherwise the
+** end of every primitive would take the grid points of the code that
+** follows it. (spyH_final, at a stop, charges up to the stop.) */
+static uint64_t due(spy_vm *v, uint64_t now) {
+  uint64_t upto = spyH_marked_upto(v);
+  if (upto < now) now = upto;
+  if (now < v->deadline) return 0;
+  uint64_t iv = v->cfg->interval;
+  uint64_t grid = v->deadline + (now - v->deadline) / iv * iv;
+  uint64_t w = grid - v->last;
+  v->last = grid;
+  v->deadline = grid + iv;
+  st(&v->deadline_pub, v->deadline);
+  return w;
+}
+
+/* A hook's first act: a marked sample is charged to the state before the
+** hook changes it. Polls take marks in both modes, the other hooks only
+** in poll mode. */
+static inline void take_due(spy_vm *v, uint64_t now, int is_poll) {
+  if (!is_poll && !poll_mode(v)) return;
+  if (!spyH_take(v)) return;
+  uint64_t w = due(v, now);
+  if (w) emit_sample(v, w);
+}
+
+/* Charge a stop made by another thread, once, to what ran until it. */
+static void settle_stop(spy_vm *v) {
+  uint64_t fin = spyH_take_final(v);
+  if (!fin) return;
+  uint64_t e = ld(&v->stop_epoch);
+  if (e != v->epoch) adopt_run(v, e, ld(&v->stop_origin));
+  spyH_final(v, fin);
+  if (!spyH_go_quiet(v, e)) v->tracking = 0;
+}
+
+/* Entry to every slow path (never reached for the stopped stand-in, which
+** is never active): settle a stop made by another thread, start a
+** new run's state. Returns 0 when the hook has nothing to do. */
+static int enter(spy_vm *v) {
+  settle_stop(v);
+  if (!spyH_active(v)) return 0;
+  sync_epoch(v);
+  return 1;
+}
+
+void spyH_settle(spy_vm *v, uint64_t until) {
+  sync_epoch(v);
+  spyH_final(v, until);
+}
+
+void spyH_final(spy_vm *v, uint64_t until) {
+  if (v->epoch == 0 || until <= v->last) return;
+  uint64_t w = until - v->last;
+  v->last = until;
+  v->deadline = until + v->cfg->interval;
+  emit_sample(v, w);
+}
+
+void spyH_quiet(spy_vm *v) {
+  spyH_set_active(v, 0);
+  v->tracking = 0;
+}
+
+/* The bracketing hooks run millions of times, and a clock read costs
+** ~10-15 ns: rather than two more reads in each call to measure the hooks'
+** own cost, time every 256th call and count it 256 times. Such a hook
+** takes tens of nanoseconds; a timing above the cap (2 us) is the thread
+** being interrupted, not the hook, and would be multiplied by 256. */
+static inline void sample_cost(spy_vm *v, uint64_t t0) {
+  if (SPY_UNLIKELY((++v->hook_n & 255) == 0)) {
+    uint64_t d = spyH_now() - t0;
+    d = d > spyH_clock.read_cost ? d - spyH_clock.read_cost : 0;
+    add(&v->hook_ticks, (d < v->cfg->hook_cap ? d : v->cfg->hook_cap) * 256);
+  }
+}
+
+/* ------------------------------------------------------------------------
+** The hooks
+** --------------------------------------------------------------------- */
+
+/* Both modes: the marking side marked a sample due; charge the grid time
+** passed to what runs now. */
+void spy_poll_slow_(spy_vm *v) {
+  if (spyH_is_stopped_vm(v)) {
+    spyH_take(v);
+    return;
+  }
+  uint64_t t0 = spyH_now();
+  if (!enter(v)) {
+    spyH_take(v);
+    return;
+  }
+  take_due(v, t0, 1);
+  add(&v->hook_ticks, spyH_now() - t0);
+}
+
+void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
+                          uint64_t s1, uint64_t s2, uint64_t s3) {
+  uint64_t t0 = spyH_now(), start = t0;
+  if (!enter(v)) return;
+  if (SPY_UNLIKELY(__atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED))) {
+    take_due(v, t0, 0);
+    start = spyH_now(); /* the primitive's time excludes this sample */
+    add(&v->hook_ticks, start - t0);
+  }
+  spyH_bracket *b = open_bracket(v, SPYH_B_PRIM, start);
+  if (b) {
+    uint32_t np = atomic_load_explicit(&v->cfg->nprims, memory_order_acquire);
+    b->id = prim >= 0 && (uint32_t)prim < np ? prim : -1;
+    b->nsizes = (uint8_t)(n <= 4 ? n : 4);
+    b->size[0] = s0, b->size[1] = s1, b->size[2] = s2, b->size[3] = s3;
+    b->gc0 = (uint32_t)ld(&v->gc_count);
+    changed(v);
   }
   sample_cost(v, t0);
+}
+
+/* Close brackets down to and including the innermost one of `kind`; a
+** mismatched end (nothing of that kind open) is ignored. Brackets above it
+** were left open by the host: they end here too. */
+static void end_kind(spy_vm *v, uint8_t kind, uint64_t now) {
+  uint32_t nt = tracked(v);
+  if (v->nest > nt) { /* the innermost are untracked: assume they match */
+    set_nest(v, v->nest - 1);
+    return;
+  }
+  uint32_t i = nt;
+  while (i > 0 && v->b[i - 1].kind != kind) i--;
+  if (i == 0) return;
+  while (v->nest >= i) close_top(v, now);
+}
+
+void spy_prim_end_slow_(spy_vm *v) {
+  uint64_t t0 = spyH_now();
+  if (!enter(v) || v->nest == 0) return;
+  take_due(v, t0, 0);
+  end_kind(v, SPYH_B_PRIM, t0);
+  sample_cost(v, t0);
+}
+
+void spy_callback_begin_slow_(spy_vm *v) {
+  uint64_t t0 = spyH_now();
+  if (!enter(v)) return;
+  take_due(v, t0, 0);
+  /* Place the brackets the callback runs above: their depth is the
+  ** stack's now (the walker reports the same stack at every hook of one
+  ** primitive). Found once per primitive call, at its first callback. */
+  for (uint32_t i = tracked(v); i-- > 0;) {
+    spyH_bracket *b = &v->b[i];
+    if (b->kind == SPYH_B_CALLBACK) break;
+    if (b->kind == SPYH_B_REGION || b->depth != SPYH_DEPTH_UNKNOWN) continue;
+    uint64_t d = walk(v);
+    for (uint32_t j = i + 1; j-- > 0;) {
+      if (v->b[j].kind == SPYH_B_CALLBACK) break;
+      if (v->b[j].depth == SPYH_DEPTH_UNKNOWN) v->b[j].depth = d;
+    }
+    break;
+  }
+  uint64_t t1 = spyH_now();
+  open_bracket(v, SPYH_B_CALLBACK, t1);
+  changed(v);
+  add(&v->hook_ticks, t1 - t0);
+}
+
+void spy_callback_end_slow_(spy_vm *v) {
+  uint64_t t0 = spyH_now();
+  if (!enter(v) || v->nest == 0) return;
+  take_due(v, t0, 0);
+  end_kind(v, SPYH_B_CALLBACK, t0);
+  add(&v->hook_ticks, spyH_now() - t0);
+}
+
+void spy_nest_unwind_slow_(spy_vm *v, unsigned saved) {
+  uint64_t t0 = spyH_now();
+  if (!enter(v)) return;
+  take_due(v, t0, 0);
+  while (v->nest > saved) close_top(v, t0);
+  add(&v->hook_ticks, spyH_now() - t0);
 }
 
 /* A switch while no profiler runs. The stand-in is shared by threads and
@@ -364,99 +698,69 @@ void spy_process_set_(spy_vm *v, uint64_t pid) {
   st(&v->pid_pub, pid);
 }
 
-/* A primitive that switches processes ends there: its end, if any, comes
-** in another process and is ignored. */
 void spy_process_switch_slow_(spy_vm *v, uint64_t pid) {
   uint64_t t0 = spyH_now();
-  if (enter(v)) {
-    if (poll_mode(v) && take_mark(v)) {
-      uint64_t w = due(v, t0);
-      if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
-    }
-    v->nprim = 0;
-    if (SPY_UNLIKELY(v->cfg->native)) native_pub(v);
-    add(&v->hook_ticks, spyH_now() - t0);
+  if (!enter(v)) {
+    spy_process_set_(v, pid);
+    return;
   }
-  spy_process_set_(v, pid);
+  take_due(v, t0, 0);
+  if (pid != v->pid) {
+    save_process(v, t0);
+    v->pid = pid;
+    st(&v->pid_pub, pid);
+    restore_process(v, t0);
+    changed(v);
+  }
+  add(&v->hook_ticks, spyH_now() - t0);
+}
+
+void spy_process_end(spy_vm *v, uint64_t pid) {
+  if (!v || spyH_is_stopped_vm(v)) return;
+  spyH_saved *s = find_saved(v, pid);
+  if (s) {
+    s->n = 0;
+    v->nsaved--;
+  }
 }
 
 void spy_gc_begin_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
   if (!enter(v)) return;
-  if (poll_mode(v) && take_mark(v)) {
-    uint64_t w = due(v, t0);
-    if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
-  }
-  if (v->gc_depth++ == 0) {
-    v->gc_t0 = spyH_now();
-    add(&v->hook_ticks, v->gc_t0 - t0);
-  }
+  take_due(v, t0, 0);
+  uint64_t t1 = spyH_now();
+  if (open_bracket(v, SPYH_B_GC, t1)) changed(v);
+  add(&v->hook_ticks, t1 - t0);
 }
 
 void spy_gc_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
-  if (!enter(v) || v->gc_depth == 0) return;
-  if (poll_mode(v) && take_mark(v)) {
-    uint64_t w = due(v, t0);
-    if (w) emit_sample(v, w, cur_prim(v), 1);
-  }
-  if (--v->gc_depth == 0) {
-    uint64_t dur = t0 > v->gc_t0 ? t0 - v->gc_t0 : 0;
-    add(&v->gc_count, 1);
-    add(&v->gc_ticks, dur);
-    if (dur > ld(&v->gc_max)) st(&v->gc_max, dur);
-    maybe_step(v, SPY_STEP_GC, -1, dur, 0, NULL);
-  }
+  if (!enter(v) || v->nest == 0) return;
+  take_due(v, t0, 0);
+  end_kind(v, SPYH_B_GC, t0);
   add(&v->hook_ticks, spyH_now() - t0);
-}
-
-/* Count the frames on the host's stack (no keys kept). */
-static uint64_t stack_depth(spy_vm *v) {
-  spy_stack s = {v->walk_buf, 0, 0, 0};
-  v->host.walk(v->host.ud, &s);
-  return s.depth_;
 }
 
 void spy_region_begin_slow_(spy_vm *v, int region) {
   uint64_t t0 = spyH_now();
   if (!enter(v)) return;
-  if (poll_mode(v) && take_mark(v)) {
-    uint64_t w = due(v, t0);
-    if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
+  take_due(v, t0, 0);
+  uint64_t depth = v->nest < SPY_NEST_MAX ? walk(v) : 0;
+  uint64_t t1 = spyH_now();
+  spyH_bracket *b = open_bracket(v, SPYH_B_REGION, t1);
+  if (b) {
+    uint32_t nr = atomic_load_explicit(&v->cfg->nregions,
+                                       memory_order_acquire);
+    b->id = region >= 0 && (uint32_t)region < nr ? region : -1;
+    b->depth = depth;
   }
-  if (v->nregion < SPY_REGION_NEST) {
-    __typeof__(v->region[0]) *e = &v->region[v->nregion];
-    e->id = region >= 0 && (uint32_t)region < v->cfg->max_regions ? region : -1;
-    e->depth = stack_depth(v);
-    e->t0 = spyH_now();
-    add(&v->hook_ticks, e->t0 - t0);
-  }
-  v->nregion++;
+  add(&v->hook_ticks, t1 - t0);
 }
 
 void spy_region_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
-  if (!enter(v) || v->nregion == 0) return;
-  if (poll_mode(v) && take_mark(v)) {
-    uint64_t w = due(v, t0);
-    if (w) emit_sample(v, w, cur_prim(v), v->gc_depth > 0);
-  }
-  uint32_t i = --v->nregion;
-  if (i < SPY_REGION_NEST && v->region[i].id >= 0) {
-    uint32_t n = i + 1;
-    spyH_region_rec *r = spyH_ring_reserve(
-        &v->ring, (uint32_t)(sizeof *r + n * sizeof(int32_t)));
-    if (r) {
-      r->h.type = SPYH_REC_REGION;
-      r->ticks = t0 > v->region[i].t0 ? t0 - v->region[i].t0 : 0;
-      r->n = n;
-      r->pad_ = 0;
-      int32_t *ids = (int32_t *)(r + 1);
-      for (uint32_t j = 0; j < n; j++) ids[j] = v->region[j].id;
-      spyH_ring_commit(&v->ring, r);
-    } else {
-      add(&v->dropped, 1);
-    }
-  }
+  if (!enter(v) || v->nest == 0) return;
+  take_due(v, t0, 0);
+  end_kind(v, SPYH_B_REGION, t0);
   add(&v->hook_ticks, spyH_now() - t0);
 }

@@ -58,7 +58,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc) {
   tl_busy = 1;
   atomic_signal_fence(memory_order_seq_cst);
   uint64_t prim = atomic_load_explicit(&v->native_prim, RELAXED);
-  if (prim != 0 && atomic_load_explicit(&v->hot.active, RELAXED)) {
+  if (prim != 0 && __atomic_load_n(&v->hot.active_, __ATOMIC_RELAXED)) {
     uint64_t ips[SPYH_NATIVE_MAX];
     unsigned n = unwind(uc, ips, SPYH_NATIVE_MAX);
     spyH_native_rec *r =

@@ -11,9 +11,11 @@
 int spyH_ring_init(spyH_ring *r, size_t cap) {
   memset(r, 0, sizeof *r);
   if (cap < 4096 || (cap & (cap - 1))) return SPY_EINVAL;
-  /* calloc, so that the pages are touched here rather than in a hook. */
-  r->buf = calloc(1, cap);
+  /* Touch every page here, so that no hook takes a page fault writing a
+  ** record (calloc alone would leave a large ring's pages unmapped). */
+  r->buf = malloc(cap);
   if (!r->buf) return SPY_ENOMEM;
+  memset(r->buf, 0, cap);
   r->mask = cap - 1;
   atomic_init(&r->head, 0);
   atomic_init(&r->tail, 0);

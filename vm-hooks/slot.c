@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,6 +21,15 @@ spy_vm *spy_vm_stopped(void) { return &stopped_vm; }
 
 int spyH_is_stopped_vm(const spy_vm *v) { return v == &stopped_vm; }
 
+/* Address space for the walk buffers: reserved, not committed; a page is
+** touched only when a stack grows that deep. NULL when out of memory. */
+static uint64_t *reserve(size_t n, size_t *bytes) {
+  *bytes = n * sizeof(uint64_t);
+  void *p = mmap(NULL, *bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
 int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
                   const spy_host *host) {
   spy_vm *v = calloc(1, sizeof *v);
@@ -29,16 +39,22 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
   v->thread = pthread_self();
   v->attached_at = spyH_now();
   v->rng = 0x9e3779b97f4a7c15ull ^ (uintptr_t)v;
-  v->walk_buf = calloc((size_t)cfg->leaf_cap + cfg->root_cap + 1,
-                       sizeof(uint64_t));
-  v->cur_keys = calloc((size_t)cfg->leaf_cap + cfg->root_cap + 1,
-                       sizeof(uint64_t));
-  v->prev_keys = calloc((size_t)cfg->leaf_cap + cfg->root_cap + 1,
-                        sizeof(uint64_t));
+  size_t keys = (size_t)cfg->leaf_cap + cfg->root_cap + 1;
+  v->copy_cap = cfg->stack_copy;
+  if (v->copy_cap) {
+    v->walk_buf = reserve(v->copy_cap + cfg->root_cap + 1, &v->walk_bytes);
+    v->copy = reserve(v->copy_cap, &v->copy_bytes);
+  } else {
+    v->walk_buf = reserve(keys, &v->walk_bytes);
+  }
+  v->cur_keys = calloc(keys, sizeof(uint64_t));
+  v->prev_keys = calloc(keys, sizeof(uint64_t));
   v->pstat = calloc(cfg->max_prims, sizeof *v->pstat);
   v->longest = calloc(cfg->longest + 1, sizeof(uint64_t));
+  v->saved = calloc(cfg->saved_processes, sizeof *v->saved);
   int rc = SPY_ENOMEM;
-  if (v->walk_buf && v->cur_keys && v->prev_keys && v->pstat && v->longest &&
+  if (v->walk_buf && (v->copy || !v->copy_cap) && v->cur_keys &&
+      v->prev_keys && v->pstat && v->longest && v->saved &&
       (rc = spyH_ring_init(&v->ring, o->ring_bytes)) == 0 &&
       (rc = spyH_ring_init(&v->obs_ring, o->obs_ring_bytes)) == 0 &&
       (!cfg->native ||
@@ -62,11 +78,13 @@ void spyH_slot_free(spy_vm *v) {
   spyH_ring_free(&v->ring);
   spyH_ring_free(&v->obs_ring);
   spyH_ring_free(&v->native_ring);
-  free(v->walk_buf);
+  if (v->walk_buf) munmap(v->walk_buf, v->walk_bytes);
+  if (v->copy) munmap(v->copy, v->copy_bytes);
   free(v->cur_keys);
   free(v->prev_keys);
   free(v->pstat);
   free(v->longest);
+  free(v->saved);
   free(v);
 }
 

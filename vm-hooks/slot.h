@@ -25,12 +25,16 @@ typedef struct spyH_cfg {
   uint32_t leaf_cap, root_cap;
   uint32_t longest;          /* steps kept */
   uint32_t reservoir;        /* cost observations kept per primitive */
-  uint32_t max_prims, nprims;
+  uint32_t max_prims;
+  atomic_uint nprims;        /* registered so far (grows while running) */
   const unsigned *prim_flags;/* [max_prims], SPY_PRIM_* */
   uint32_t max_regions;
+  atomic_uint nregions;
   atomic_uint_least64_t epoch;  /* bumped by every spy_start */
   atomic_uint_least64_t origin; /* start of the current run, ticks */
   int native;                /* spy_options.native_stacks */
+  uint32_t stack_copy;       /* spy_options.stack_copy */
+  uint32_t saved_processes;  /* spy_options.saved_processes */
   uint64_t native_interval;  /* ticks */
 } spyH_cfg;
 
@@ -44,30 +48,32 @@ enum {
   SPYH_REC_NATIVE = 5  /* one native stack (native ring, vm-hooks/native.h) */
 };
 
-/* Where a region began: its id and how many frames the stack had then. */
-typedef struct spyH_regmark {
-  int32_t id;
-  uint32_t pad_;
+/* A bracket's place in a sample's path: the frame (a primitive, GC or
+** region) goes after the first `depth` frames from the root. */
+typedef struct spyH_place {
+  uint32_t kind;   /* SPY_FRAME_PRIM, SPY_FRAME_GC or SPY_FRAME_REGION */
+  int32_t id;      /* primitive or region id; -1: unknown (not shown) */
   uint64_t depth;
-} spyH_regmark;
+} spyH_place;
 
-/* SAMPLE and STEP. Followed by nregions spyH_regmark, then the keys: the
-** innermost nleaf frames innermost first, then the root-most nroot frames
-** in the same direction (the root last); when depth > nleaf + nroot, frames
-** between the two were cut. Of these nleaf + nroot keys only the first
-** nleaf + nroot - same are sent: consecutive samples of a thread share most
-** of their stack, and the sampler keeps the previous one. */
+/* SAMPLE and STEP. Followed by nmarks spyH_place (outermost first, depths
+** non-decreasing), then the keys: the innermost nleaf frames innermost
+** first, then the root-most nroot frames in the same direction (the root
+** last); when depth > nleaf + nroot, frames between the two were cut. Of
+** these nleaf + nroot keys only the first nleaf + nroot - same are sent:
+** consecutive samples of a thread share most of their stack, and the
+** sampler keeps the previous one. */
 typedef struct spyH_sample {
   spyH_rec h;
   uint64_t pid;
   uint64_t ticks;    /* SAMPLE: weight; STEP: duration */
-  uint64_t depth;    /* frames the host pushed */
+  uint64_t depth;    /* frames on the host's stack */
   uint64_t size[4];  /* STEP: operand sizes */
-  int32_t prim;      /* innermost primitive, or -1 */
-  uint8_t gc;        /* 1: charged to GC */
+  int32_t prim;      /* STEP: the primitive, or -1 */
   uint8_t nsizes;    /* STEP */
-  uint8_t nregions;
+  uint8_t nmarks;
   uint8_t kind;      /* STEP: spy_step_kind */
+  uint8_t pad_;
   uint16_t nleaf, nroot;
   uint32_t same;     /* SAMPLE: root-most keys shared with this thread's
                         previous SAMPLE, not sent; STEP: 0 */
@@ -105,6 +111,33 @@ typedef struct spyH_pstat {
   atomic_uint_least64_t calls, ticks, max;
 } spyH_pstat;
 
+/* One open bracket of the running process (vm-hooks/hooks.c). */
+enum { SPYH_B_PRIM = 1, SPYH_B_CALLBACK, SPYH_B_GC, SPYH_B_REGION };
+#define SPYH_DEPTH_UNKNOWN UINT64_MAX
+typedef struct spyH_bracket {
+  uint8_t kind;      /* SPYH_B_* */
+  uint8_t nsizes;    /* PRIM */
+  uint16_t pad_;
+  int32_t id;        /* PRIM, REGION: the id, or -1 if out of range */
+  uint32_t gc0;      /* PRIM: the thread's GC count at begin */
+  uint32_t pad2_;
+  uint64_t depth;    /* stack depth at begin (REGION: always known; PRIM,
+                        GC: found when a callback begins above it) */
+  uint64_t t0;       /* when it began (ticks) */
+  uint64_t excl;     /* PRIM, GC: ticks not its own (callbacks, switched
+                        out) */
+  uint64_t size[4];  /* PRIM */
+} spyH_bracket;
+
+/* A process switched out with brackets open (hooks.c). */
+typedef struct spyH_saved {
+  uint64_t pid;      /* valid when n > 0 */
+  uint64_t out_at;   /* when it was switched out (ticks) */
+  uint64_t serial;   /* for evicting the oldest */
+  uint32_t n;
+  spyH_bracket b[SPY_NEST_MAX];
+} spyH_saved;
+
 struct spy_vm {
   spy_hot_ hot; /* first: the inline hooks read it */
   spyH_cfg *cfg;
@@ -117,14 +150,15 @@ struct spy_vm {
   spyH_ring ring;            /* samples, steps, regions */
   spyH_ring obs_ring;        /* cost observations */
   _Atomic(spyH_name *) names;
-  atomic_uint_least64_t deadline_pub; /* deadline, for the sampler */
-  atomic_uint_least64_t marked_upto;  /* the sampler's clock when it last
-                                         marked: grid points up to here
-                                         may be charged */
+  atomic_uint_least64_t deadline_pub; /* deadline, for the marking side */
+  atomic_uint_least64_t marked_upto;  /* the marking side's clock when it
+                                         last marked (vm-hooks/due.h) */
   atomic_uint_least64_t final_at;     /* nonzero: charge up to this at the
                                          next slow path (stopped elsewhere) */
-  atomic_uint_least64_t dropped, obs_dropped;
+  atomic_uint_least64_t stop_epoch, stop_origin; /* the run final_at ends */
+  atomic_uint_least64_t dropped, obs_dropped, nest_dropped;
   atomic_uint_least64_t hook_ticks;   /* time spent in slow paths */
+  atomic_uint_least64_t full_walks, frames_walked;
   atomic_uint_least64_t pid_pub;
   spyH_pstat *pstat;         /* [cfg->max_prims] */
   /* Native stacks (cfg->native only; vm-hooks/native.h). The SIGPROF
@@ -140,32 +174,31 @@ struct spy_vm {
 
   /* Interpreter thread only. */
   uint64_t epoch;            /* cfg->epoch this state belongs to */
+  int tracking;              /* 1: every hook since the last sync ran its
+                                slow path, so the brackets are exact */
   uint64_t last;             /* time charged up to */
   uint64_t deadline;         /* next grid point */
   uint64_t pid;
   uint64_t attached_at;
-  uint64_t *walk_buf;        /* [leaf_cap + root_cap] */
+  /* The walk (hooks.c). walk_buf takes pushes: copy_cap by position, then
+  ** a ring of root_cap; copy is the last full stack, root first. */
+  uint64_t *walk_buf;        /* [copy_cap + root_cap] */
+  uint64_t *copy;            /* [copy_cap], NULL when stack_copy is 0 */
+  uint64_t copy_cap, copy_n;
+  uint64_t copy_pid;
+  int copy_ok;
+  size_t walk_bytes, copy_bytes; /* mapped sizes */
   uint64_t *cur_keys;        /* [leaf_cap + root_cap]: this sample's keys */
   uint64_t *prev_keys;       /* the previous SAMPLE's keys, as sent */
   uint32_t prev_n;
   uint32_t hook_n;           /* bracketing hook calls, for sample_cost */
   uint64_t rng;              /* xorshift state for reservoir coin flips */
-  uint64_t gc_t0;
-  uint32_t gc_depth;
-  uint32_t nprim;            /* may exceed SPY_PRIM_NEST; deeper are ignored */
-  struct {
-    int32_t prim;
-    uint32_t nsizes;
-    uint32_t gc0;
-    uint64_t t0;
-    uint64_t size[4];
-  } prim[SPY_PRIM_NEST];
-  uint32_t nregion;          /* may exceed SPY_REGION_NEST */
-  struct {
-    int32_t id;
-    uint64_t t0;
-    uint64_t depth;
-  } region[SPY_REGION_NEST];
+  uint32_t nest;             /* open brackets (may exceed SPY_NEST_MAX;
+                                deeper ones are counted, not tracked) */
+  spyH_bracket b[SPY_NEST_MAX];
+  spyH_saved *saved;         /* [cfg->saved_processes] */
+  uint64_t saved_serial;
+  uint32_t nsaved;           /* entries with n > 0 */
   uint64_t *longest;         /* [cfg->longest]: this thread's longest steps
                                 so far, to skip stack walks for short ones */
   uint64_t longest_min;      /* smallest kept once full, else 0 */
@@ -190,6 +223,10 @@ SPY_INTERNAL void spyH_final(spy_vm *v, uint64_t until);
 /* The same from outside the hooks (spy_stop on the owning thread, or a
 ** stop made elsewhere): first adopt the current run's state if needed. */
 SPY_INTERNAL void spyH_settle(spy_vm *v, uint64_t until);
+
+/* Turn the calling thread's own hooks off after settling a stop: its
+** brackets are no longer tracked and are forgotten at the next run. */
+SPY_INTERNAL void spyH_quiet(spy_vm *v);
 
 /* Take the queued names (oldest first); the caller frees the list. */
 SPY_INTERNAL spyH_name *spyH_take_names(spy_vm *v);

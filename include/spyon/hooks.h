@@ -1,45 +1,59 @@
 /*
 ** spyon/hooks.h: the hot-path hooks an interpreter calls. Reference
-** documentation; see docs/embedding.md for a walk-through.
+** documentation; docs/embedding.md walks through every situation.
 **
 ** All hooks take the spy_vm of the calling interpreter thread and must be
 ** called only from that thread. None of them locks, allocates or waits; all
-** are async-signal-unsafe (call them from the interpreter loop, not from a
-** signal handler).
+** are async-signal-unsafe (call them from the interpreter, not from a
+** signal handler). The header compiles as C99/C11 and as C++11 or later.
 **
 ** Cost when the profiler is stopped: every hook is one load and one
 ** predictable branch (spy_process_switch adds one store).
 ** Compiled with -DSPY_DISABLE every hook is an empty inline function.
 **
-** Where to call them (seed 004):
-**   spy_poll            at every interrupt check: method activation and
-**                       backward jumps. Takes a sample when one is due.
+** Where to call them:
+**   spy_poll             wherever the running method changes: every send
+**                        (before the callee's frame exists), every return
+**                        (before the frame is popped), and backward jumps.
+**                        A due sample is taken at the next poll and charged
+**                        to what runs there: a poll that comes late charges
+**                        one method's time to another (skid).
 **   spy_prim_begin..end  around every non-trivial primitive; n operand sizes
-**                       (0..4) are recorded for cost fitting. The time
-**                       between them is charged to the primitive, never to
-**                       the code that runs next. Pairs may nest up to
-**                       SPY_PRIM_NEST deep (a primitive that calls back
-**                       into the interpreter); deeper pairs are ignored.
-**   spy_process_switch  before the new process runs; a sample that fell due
-**                       is charged to the process switched from.
-**   spy_gc_begin/end    around every collection; shown as a "GC" frame
-**                       under the stack that triggered it.
-**   spy_region_begin/end around user-named regions (nestable up to
-**                       SPY_REGION_NEST); exact times per region, and the
-**                       region shown as a frame in the tree.
+**                        (0..4) are recorded for cost fitting. The time
+**                        between them is charged to the primitive, never to
+**                        the code that runs next.
+**   spy_callback_begin..end  around every call a primitive makes back into
+**                        interpreter code (a sort comparator, a gsub
+**                        function, a metamethod): that code gets its own
+**                        time; the primitive keeps only the rest.
+**   spy_nest_save / spy_nest_unwind  at the catch point of every non-local
+**                        exit (longjmp, exception, error, yield across C):
+**                        brackets jumped over are closed.
+**   spy_process_switch   before the new process runs; a sample that fell due
+**                        is charged to the process switched from. Open
+**                        brackets belong to the process and come back with
+**                        it.
+**   spy_gc_begin/end     around every collection; shown as a "GC" frame
+**                        under the stack that triggered it.
+**   spy_region_begin/end around user-named regions; exact times per region,
+**                        and the region shown as a frame in the tree.
+** Brackets of all kinds nest, in any mix, up to SPY_NEST_MAX deep per
+** process; deeper ones are counted but not tracked.
 */
 #ifndef SPYON_HOOKS_H
 #define SPYON_HOOKS_H
 
 #include <spyon.h>
-#include <stdatomic.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define SPY_PRIM_NEST 8
-#define SPY_REGION_NEST 16
+#define SPY_NEST_MAX 32   /* brackets tracked per process */
+#define SPY_PRIM_NEST 8   /* older name: primitives are tracked this deep
+                             at least (now SPY_NEST_MAX brackets of any
+                             kind) */
+#define SPY_REGION_NEST 16 /* likewise for regions */
 
 #if defined(__GNUC__)
 #define SPY_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -48,42 +62,84 @@ extern "C" {
 #endif
 
 /* The first bytes of every spy_vm: what the inline hooks read. Private:
-** do not touch these fields; they are here only so the hooks can inline. */
+** do not touch these fields; they are here only so the hooks can inline.
+** They are shared with the sampler thread and written atomically; the
+** accessors below use the compiler's atomic builtins so that the header
+** needs neither <stdatomic.h> (C11 only) nor <atomic> (C++ only). */
 typedef struct spy_hot_ {
-  atomic_int trap;   /* nonzero: a sample is due (set by the sampler) */
-  atomic_int active; /* nonzero while the profiler runs */
+  int trap_;     /* nonzero: a sample is due (set by the marking side) */
+  int active_;   /* nonzero while this thread is profiled */
+  unsigned nest_;/* open brackets of the running process */
+  unsigned pad_;
 } spy_hot_;
 
 #define SPY_HOT_(v) ((spy_hot_ *)(void *)(v))
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SPY_LOAD_RELAXED_(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#else /* a plain read: a hint only; every slow path re-reads atomically */
+#define SPY_LOAD_RELAXED_(p) (*(p))
+#endif
 
 /* ------------------------------------------------------------------------
 ** The stack walk: spy_host.walk receives a spy_stack and pushes keys.
 ** --------------------------------------------------------------------- */
 
 struct spy_stack {
-  uint64_t *keys_;    /* private */
-  uint32_t leaf_cap_; /* private: innermost frames kept */
-  uint32_t root_cap_; /* private: root-most frames kept (a ring) */
-  uint64_t depth_;    /* private: frames pushed so far */
+  uint64_t *keys_;      /* private: pushes by position up to direct_, */
+  uint64_t direct_;     /*   then a ring of ring_ keys (the root-most) */
+  uint32_t ring_;
+  uint32_t leaf_cap_;   /* private: what spy_stack_leaf_cap() reports */
+  uint32_t root_cap_;   /* private: what spy_stack_root_cap() reports */
+  int incremental_;     /* private: the walk may stop early */
+  uint64_t depth_;      /* private: frames pushed or skipped so far */
+  uint64_t pushed_;     /* private: frames pushed */
+  uint64_t unchanged_;  /* private: root-most frames taken from the copy */
 };
 
 /* Push the next frame's key, innermost frame first. Any depth is fine: the
-** leaf-most and root-most frames are kept and the cut between them marked. */
+** leaf-most and root-most frames are kept and the cut between them marked.
+** After spy_stack_unchanged() pushes are ignored. */
 static inline void spy_stack_push(spy_stack *s, uint64_t key) {
+  if (s->unchanged_) return;
   uint64_t d = s->depth_++;
-  if (d < s->leaf_cap_)
+  s->pushed_++;
+  if (d < s->direct_)
     s->keys_[d] = key;
-  else if (s->root_cap_)
-    s->keys_[s->leaf_cap_ + (d - s->leaf_cap_) % s->root_cap_] = key;
+  else if (s->ring_)
+    s->keys_[s->direct_ + (d - s->direct_) % s->ring_] = key;
 }
 
-/* For very deep stacks, a walker that can jump (frames in an array, say)
-** need not visit every frame: push the innermost spy_stack_leaf_cap()
-** frames, call spy_stack_skip() with the number of frames between them and
-** the root-most spy_stack_root_cap() ones, then push those. Skipped frames
-** count in the depth (the cut node says how many were left out). Skip only
-** where at least spy_stack_root_cap() frames still follow; with both caps
-** 0 (a walk that only counts frames) the whole stack may be skipped. */
+/* Incremental walks: the cost of a sample need not grow with stack depth.
+** spyon keeps a copy of the keys this thread's walker reported last time.
+** While spy_stack_incremental(s) is nonzero the walker may stop at the
+** first frame that an earlier walk of this thread reported and that is
+** still live, and call spy_stack_unchanged(s, n) with n the number of
+** frames from the root up to and including that frame (its 1-based depth):
+** spyon takes those n keys from its copy. The host's part:
+**   - mark a frame when the walker pushes it, and clear the mark whenever
+**     a frame is created (also when frame memory is reused);
+**   - know each frame's depth from the root (caller's depth + 1);
+**   - a marked frame's key does not change while it lives.
+** When spy_stack_incremental(s) is 0 (the first walk, a walk after a
+** process switch, a stack deeper than spy_options.stack_copy) push every
+** frame. Calling spy_stack_unchanged() then, or with n larger than the
+** previous walk's depth, makes spyon call the walker again for a full walk.
+** Push nothing after spy_stack_unchanged(): such pushes are ignored. */
+static inline int spy_stack_incremental(const spy_stack *s) {
+  return s->incremental_;
+}
+static inline void spy_stack_unchanged(spy_stack *s, uint64_t n) {
+  if (!s->unchanged_) s->unchanged_ = n ? n : 1; /* 0 is taken as 1 */
+}
+
+/* For walkers that can jump (frames in an array, say) and need no copy:
+** push the innermost spy_stack_leaf_cap() frames, call spy_stack_skip()
+** with the number of frames between them and the root-most
+** spy_stack_root_cap() ones, then push those. Skipped frames count in the
+** depth (the cut node says how many were left out). Skip only where at
+** least spy_stack_root_cap() frames still follow; with both caps 0 (a walk
+** that only counts frames) the whole stack may be skipped. */
 static inline uint32_t spy_stack_leaf_cap(const spy_stack *s) {
   return s->leaf_cap_;
 }
@@ -103,6 +159,9 @@ SPY_API void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n,
                                   uint64_t s0, uint64_t s1, uint64_t s2,
                                   uint64_t s3);
 SPY_API void spy_prim_end_slow_(spy_vm *v);
+SPY_API void spy_callback_begin_slow_(spy_vm *v);
+SPY_API void spy_callback_end_slow_(spy_vm *v);
+SPY_API void spy_nest_unwind_slow_(spy_vm *v, unsigned saved);
 SPY_API void spy_process_switch_slow_(spy_vm *v, uint64_t pid);
 SPY_API void spy_process_set_(spy_vm *v, uint64_t pid);
 SPY_API void spy_gc_begin_slow_(spy_vm *v);
@@ -116,16 +175,19 @@ SPY_API void spy_region_end_slow_(spy_vm *v);
 
 #ifndef SPY_DISABLE
 
-/* The interrupt-check hook: one load and one predictable branch. When the
-** sampler thread has marked a sample due, takes it. */
-static inline void spy_poll(spy_vm *v) {
-  if (SPY_UNLIKELY(atomic_load_explicit(&SPY_HOT_(v)->trap,
-                                        memory_order_relaxed)))
-    spy_poll_slow_(v);
+static inline int spy_active_(spy_vm *v) {
+  return SPY_LOAD_RELAXED_(&SPY_HOT_(v)->active_);
 }
 
-static inline int spy_active_(spy_vm *v) {
-  return atomic_load_explicit(&SPY_HOT_(v)->active, memory_order_relaxed);
+/* Nonzero while this thread is being profiled. A host can skip computing
+** operand sizes (or anything else only the profiler wants) when it is 0.
+** One load. */
+static inline int spy_profiling(spy_vm *v) { return spy_active_(v); }
+
+/* The poll: one load and one predictable branch. When a sample is due,
+** takes it and charges it to the running code. */
+static inline void spy_poll(spy_vm *v) {
+  if (SPY_UNLIKELY(SPY_LOAD_RELAXED_(&SPY_HOT_(v)->trap_))) spy_poll_slow_(v);
 }
 
 /* Enter primitive prim (an id from spy_prim_register) with 0..4 operand
@@ -149,14 +211,49 @@ static inline void spy_prim_begin4(spy_vm *v, int prim, uint64_t a,
   if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_slow_(v, prim, 4, a, b, c, d);
 }
 
-/* Leave the innermost primitive entered with spy_prim_begin*. A begin made
-** while the profiler was stopped has no end to match; that is handled. */
+/* Leave the innermost primitive entered with spy_prim_begin*. An end with
+** no open primitive (its begin came while the profiler was stopped) is
+** ignored. */
 static inline void spy_prim_end(spy_vm *v) {
   if (SPY_UNLIKELY(spy_active_(v))) spy_prim_end_slow_(v);
 }
 
+/* The innermost open primitive (or GC) now runs interpreter code: a
+** comparator, a replacement function, a metamethod, a block. Until the
+** matching spy_callback_end, samples are charged to that code (the tree
+** shows it under the primitive) and the primitive's own time stops. Call
+** spy_callback_end when the code returns to the primitive; if it exits
+** non-locally, spy_nest_unwind closes the callback with the rest. Nest to
+** any depth (primitive, callback, primitive, callback, ...). */
+static inline void spy_callback_begin(spy_vm *v) {
+  if (SPY_UNLIKELY(spy_active_(v))) spy_callback_begin_slow_(v);
+}
+static inline void spy_callback_end(spy_vm *v) {
+  if (SPY_UNLIKELY(spy_active_(v))) spy_callback_end_slow_(v);
+}
+
+/* Non-local exits. At a catch point (setjmp, pcall, try), save the nesting;
+** when the catch point catches, unwind to it: every primitive, callback,
+** region and GC bracket opened since is closed, innermost first, as if its
+** end hook ran now (a primitive's call is counted, its time charged).
+**     unsigned n = spy_nest_save(v);
+**     if (setjmp(jb) == 0) run(); else spy_nest_unwind(v, n);
+** Both are one load when nothing needs closing; a save made while the
+** profiler was stopped is 0, and unwinding to it closes everything opened
+** since the start. */
+static inline unsigned spy_nest_save(spy_vm *v) {
+  return SPY_LOAD_RELAXED_(&SPY_HOT_(v)->nest_);
+}
+static inline void spy_nest_unwind(spy_vm *v, unsigned saved) {
+  if (SPY_UNLIKELY(SPY_LOAD_RELAXED_(&SPY_HOT_(v)->nest_) > saved))
+    spy_nest_unwind_slow_(v, saved);
+}
+
 /* The thread now runs process pid (any id; name it with spy_process_name).
-** Call it for the first process too, before or after spy_start. */
+** Call it for the first process too, before or after spy_start. Brackets
+** open in the process switched from are kept for it (a switch inside a
+** primitive keeps the primitive) and restored when it runs again; the
+** time it spends switched out is not charged to them. */
 static inline void spy_process_switch(spy_vm *v, uint64_t pid) {
   if (SPY_UNLIKELY(spy_active_(v))) spy_process_switch_slow_(v, pid);
   else spy_process_set_(v, pid);
@@ -179,6 +276,7 @@ static inline void spy_region_end(spy_vm *v) {
 
 #else /* SPY_DISABLE: every hook compiles to nothing. */
 
+static inline int spy_profiling(spy_vm *v) { (void)v; return 0; }
 static inline void spy_poll(spy_vm *v) { (void)v; }
 static inline void spy_prim_begin(spy_vm *v, int p) { (void)v; (void)p; }
 static inline void spy_prim_begin1(spy_vm *v, int p, uint64_t a) {
@@ -196,6 +294,10 @@ static inline void spy_prim_begin4(spy_vm *v, int p, uint64_t a, uint64_t b,
   (void)v; (void)p; (void)a; (void)b; (void)c; (void)d;
 }
 static inline void spy_prim_end(spy_vm *v) { (void)v; }
+static inline void spy_callback_begin(spy_vm *v) { (void)v; }
+static inline void spy_callback_end(spy_vm *v) { (void)v; }
+static inline unsigned spy_nest_save(spy_vm *v) { (void)v; return 0; }
+static inline void spy_nest_unwind(spy_vm *v, unsigned n) { (void)v; (void)n; }
 static inline void spy_process_switch(spy_vm *v, uint64_t pid) {
   (void)v; (void)pid;
 }

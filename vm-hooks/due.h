@@ -1,0 +1,103 @@
+/*
+** vm-hooks/due.h: the due-mark protocol, both halves (internal, spyH_).
+**
+** Why a protocol: the interpreter thread must learn that a sample is due
+** for one load and one predictable branch, and must never wait. So the
+** marking side (today the sampler thread; a timer signal or the host's own
+** slow path could play the same part) publishes two things, in order:
+**
+**   marked_upto  the marking side's clock when it marked (release), and
+**   trap         "a sample is due" (release),
+**
+** and the interpreter thread, in the slow path the trap sends it to,
+** exchanges trap back to 0 with acquire and only then reads marked_upto:
+** the acquire pairs with the trap's release, so a consumed mark always
+** comes with the marked_upto written before it (on every architecture,
+** not only on x86). The inline fast path reads trap relaxed: it is only a
+** hint to enter the slow path.
+**
+** Stopping from another thread uses the same channel: final_at is written
+** before the trap (release), and the thread charges up to it at its next
+** slow path. The thread stays `active` until then, so that every hook keeps
+** running its slow path and the open brackets stay exact across a stop
+** quickly followed by a restart; the thread turns itself quiet when it
+** settles (spyH_go_quiet), unless a new run has begun meanwhile.
+**
+** Writers: spyH_mark and spyH_stop_remote (marking side / controlling
+** thread). Readers: spyH_take, spyH_marked_upto, spyH_take_final
+** (interpreter thread). Nothing else touches trap, marked_upto or
+** final_at.
+*/
+#ifndef SPY_DUE_H
+#define SPY_DUE_H
+
+#include "vm-hooks/slot.h"
+
+/* ---- the marking side -------------------------------------------------- */
+
+/* A grid point has passed: mark v's sample due as of `now` (ticks). */
+static inline void spyH_mark(spy_vm *v, uint64_t now) {
+  atomic_store_explicit(&v->marked_upto, now, memory_order_release);
+  __atomic_store_n(&v->hot.trap_, 1, __ATOMIC_RELEASE);
+}
+
+/* Whether v still holds an unconsumed mark (marking side: a busy thread is
+** marked again at the next grid point). */
+static inline int spyH_marked(spy_vm *v) {
+  return __atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED);
+}
+
+/* A stop made by a thread other than v's, ending the run (epoch, origin):
+** v charges up to `at` at its next slow path, then goes quiet. */
+static inline void spyH_stop_remote(spy_vm *v, uint64_t at, uint64_t epoch,
+                                    uint64_t origin) {
+  atomic_store_explicit(&v->stop_epoch, epoch, memory_order_relaxed);
+  atomic_store_explicit(&v->stop_origin, origin, memory_order_relaxed);
+  atomic_store_explicit(&v->final_at, at, memory_order_relaxed);
+  __atomic_store_n(&v->hot.trap_, 1, __ATOMIC_RELEASE);
+}
+
+static inline int spyH_active(spy_vm *v) {
+  return __atomic_load_n(&v->hot.active_, __ATOMIC_ACQUIRE);
+}
+
+/* Turn v's hooks on or off (controlling thread, or v's own when it
+** settles). Sequentially consistent: see spyH_go_quiet. */
+static inline void spyH_set_active(spy_vm *v, int on) {
+  __atomic_store_n(&v->hot.active_, on, __ATOMIC_SEQ_CST);
+}
+
+/* ---- the interpreter thread's side ------------------------------------- */
+
+/* Consume a pending mark: 1 if there was one. */
+static inline int spyH_take(spy_vm *v) {
+  return __atomic_exchange_n(&v->hot.trap_, 0, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* The latest grid time the marking side has marked (read after a take). */
+static inline uint64_t spyH_marked_upto(spy_vm *v) {
+  return atomic_load_explicit(&v->marked_upto, memory_order_acquire);
+}
+
+/* A pending remote stop's time, consumed; 0 if none. */
+static inline uint64_t spyH_take_final(spy_vm *v) {
+  if (!atomic_load_explicit(&v->final_at, memory_order_relaxed)) return 0;
+  return atomic_exchange_explicit(&v->final_at, 0, memory_order_acquire);
+}
+
+/* After settling a stop: turn quiet unless a run began after the one this
+** thread belongs to (`epoch`). Storing 0 and then re-reading the epoch,
+** both sequentially consistent, cannot lose a concurrent spy_start: it
+** bumps the epoch before it stores active = 1, so either this thread sees
+** the new epoch and turns itself back on, or spy_start's store comes after
+** ours. Returns 1 if the thread stays active. */
+static inline int spyH_go_quiet(spy_vm *v, uint64_t epoch) {
+  spyH_set_active(v, 0);
+  if (atomic_load_explicit(&v->cfg->epoch, memory_order_seq_cst) != epoch) {
+    spyH_set_active(v, 1);
+    return 1;
+  }
+  return 0;
+}
+
+#endif
