@@ -23,13 +23,14 @@
 #include <unistd.h>
 
 extern const struct spy_test t_core[], t_core_exact[], t_profile[],
-    t_profile_bad[], t_report[], t_cost[], t_st[], t_native[];
+    t_profile_bad[], t_report[], t_cost[], t_st[], t_native[], t_contract[];
 
 static const struct {
   const char *name;
   const struct spy_test *tests;
 } suites[] = {
-  {"core", t_core},   {"core", t_core_exact}, {"profile", t_profile},
+  {"core", t_core},   {"core", t_core_exact}, {"contract", t_contract},
+  {"profile", t_profile},
   {"profile", t_profile_bad},
   {"report", t_report},
   {"cost", t_cost},   {"st", t_st},       {"native", t_native},

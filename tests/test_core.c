@@ -113,6 +113,13 @@ static void compare_leaves(leaftab *t, const spy_profile *pr, const gt_host *h,
     leaf_add(t, fr != SPY_NONE ? pr->frames[fr].name : "prim?", tr, pf,
              share_tol_pp(tr / 100, n, f));
   }
+  if (h->t_root) { /* between top-level calls: the polls at sends take
+                      samples before the callee's frame exists */
+    double tr = 100.0 * (double)h->t_root / truth_den;
+    uint32_t fr = gt_find_frame(pr, SPY_FRAME_ROOT, 0);
+    double pf = 100.0 * (double)gt_frame_self(pr, fr, proc) / prof_den;
+    leaf_add(t, "(root)", tr, pf, share_tol_pp(tr / 100, n, f));
+  }
   if (h->t_gc) {
     double tr = 100.0 * (double)h->t_gc / truth_den;
     uint32_t fr = SPY_NONE;
@@ -161,7 +168,8 @@ static void leaves_poll(void) {
                    h->t_method[f->key]) ||
                   (f->kind == SPY_FRAME_PRIM && f->key < GT_MAX_PRIMS &&
                    h->t_prim[f->key]) ||
-                  f->kind == SPY_FRAME_GC;
+                  f->kind == SPY_FRAME_GC ||
+                  (f->kind == SPY_FRAME_ROOT && h->t_root);
       if (!known && 100.0 * (double)lv[i].self_ns / den > SYS_PP)
         T_FAIL("unexpected leaf %s with %.2f%%", f->name,
                100.0 * (double)lv[i].self_ns / den);
@@ -322,10 +330,15 @@ static void trap_timer(void) {
       pr, gt_find_frame(pr, SPY_FRAME_METHOD, K_CHEAP), -1) / den;
   double pp = 100.0 * (double)gt_frame_self(
       pr, gt_find_frame(pr, SPY_FRAME_PRIM, (uint64_t)prim), -1) / den;
+  double pl = 100.0 * (double)gt_frame_self(
+      pr, gt_find_frame(pr, SPY_FRAME_METHOD, K_LOOP), -1) / den;
   double tc = 100.0 * (double)h->t_method[K_CHEAP] / (double)h->t_total;
-  if (!(pc > 50.0 && pp < 10.0))
-    T_FAIL("timer mode: cheap %.2f%% (truth %.2f%%), prim %.2f%%", pc, tc,
-           pp);
+  /* The send to the cheap method polls before its frame exists, so the
+  ** late sample lands on the sender or the cheap method: either way not
+  ** on the primitive, which is what MessageTally gets wrong. */
+  if (!(pc + pl > 50.0 && pp < 10.0))
+    T_FAIL("timer mode: cheap %.2f%% + loop %.2f%% (truth %.2f%%), prim "
+           "%.2f%%", pc, pl, tc, pp);
   spy_profile_free(pr);
   gt_free(h);
 }

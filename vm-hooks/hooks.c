@@ -554,6 +554,12 @@ static int enter(spy_vm *v) {
 }
 
 void spyH_settle(spy_vm *v, uint64_t until) {
+  uint64_t fin = spyH_take_final(v); /* a stop made elsewhere comes first */
+  if (fin) {
+    uint64_t e = ld(&v->stop_epoch);
+    if (e != v->epoch) adopt_run(v, e, ld(&v->stop_origin));
+    spyH_final(v, fin);
+  }
   sync_epoch(v);
   spyH_final(v, until);
 }

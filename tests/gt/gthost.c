@@ -96,10 +96,11 @@ static void charge(gt_host *h, uint64_t now) {
   h->t_total += dt;
   h->t_proc[h->cur] += dt;
   gt_proc *p = &h->procs[h->cur];
-  if (h->in_gc)
+  const gt_bracket *b = p->nb > 0 ? &p->b[p->nb - 1] : NULL;
+  if (b && b->kind == 'G')
     h->t_gc += dt;
-  else if (h->prim_depth > 0)
-    h->t_prim[h->prim_stack[h->prim_depth - 1]] += dt;
+  else if (b && b->kind == 'P')
+    h->t_prim[b->prim] += dt;
   else if (p->depth > 0)
     h->t_method[p->stack[p->depth - 1]] += dt;
   else
@@ -186,11 +187,38 @@ int gt_longest(gt_host *h, const gt_step **out) {
 ** Host callbacks and lifecycle
 ** --------------------------------------------------------------------- */
 
-/* The stack walk a VM would do: innermost frame first. */
+/* The stack walk a VM would do: innermost frame first. An incremental
+** walker marks the frames it reports and stops at the first one already
+** marked (the contract in <spyon/hooks.h>); a frame's depth is its index
+** + 1. */
 static void gt_walk(void *ud, spy_stack *st) {
   gt_host *h = ud;
   gt_proc *p = &h->procs[h->cur];
-  for (int i = p->depth; i-- > 0;) spy_stack_push(st, p->stack[i]);
+  for (int i = p->depth; i-- > 0;) {
+    if (h->incremental && p->seen[i] && spy_stack_incremental(st)) {
+      spy_stack_unchanged(st, (uint64_t)i + 1);
+      return;
+    }
+    p->seen[i] = 1;
+    spy_stack_push(st, p->stack[i]);
+  }
+}
+
+/* Push a frame (a new frame is not yet seen by any walk). */
+static void push_frame(gt_proc *p, uint64_t key) {
+  if (p->depth == p->cap) {
+    if (p->cap >= GT_MAX_DEPTH) return;
+    int nc = p->cap ? 2 * p->cap : 256;
+    uint64_t *ns = realloc(p->stack, (size_t)nc * sizeof *ns);
+    uint8_t *nz = ns ? realloc(p->seen, (size_t)nc) : NULL;
+    if (!ns || !nz) abort(); /* a test host: no way to go on */
+    p->stack = ns;
+    p->seen = nz;
+    p->cap = nc;
+  }
+  p->stack[p->depth] = key;
+  p->seen[p->depth] = 0;
+  p->depth++;
 }
 
 static int gt_name_cb(void *ud, uint64_t key, char *buf, size_t len) {
@@ -211,6 +239,7 @@ gt_host *gt_new(spy_profiler *p) {
   if (!h) return NULL;
   h->prof = p;
   h->eager_names = 1;
+  h->incremental = 1;
   h->nprocs = 1;
   h->procs[0].pid = 1;
   h->last_ns = gt_now();
@@ -222,6 +251,10 @@ void gt_free(gt_host *h) {
   if (!h) return;
   if (h->vm) gt_detach(h);
   for (int i = 0; i < GT_MAX_KEYS; i++) free((char *)h->names[i]);
+  for (int i = 0; i < GT_MAX_PROCS; i++) {
+    free(h->procs[i].stack);
+    free(h->procs[i].seen);
+  }
   free(h);
 }
 
@@ -257,6 +290,7 @@ void gt_process(gt_host *h, int idx, uint64_t pid, const char *name) {
   h->procs[idx].pid = pid;
   if (idx >= h->nprocs) h->nprocs = idx + 1;
   if (h->vm && name) spy_process_name(h->vm, pid, name);
+  if (h->vm && idx == h->cur) spy_process_switch(h->vm, pid);
 }
 
 /* ------------------------------------------------------------------------
@@ -265,14 +299,15 @@ void gt_process(gt_host *h, int idx, uint64_t pid, const char *name) {
 
 void gt_enter(gt_host *h, uint64_t key) {
   gt_proc *p = &h->procs[h->cur];
+  if (!h->sparse) spy_poll(h->vm);
   charge(h, gt_now());
-  if (p->depth < GT_MAX_DEPTH) p->stack[p->depth++] = key;
-  spy_poll(h->vm);
+  push_frame(p, key);
+  if (h->sparse) spy_poll(h->vm);
 }
 
 void gt_leave(gt_host *h) {
   gt_proc *p = &h->procs[h->cur];
-  spy_poll(h->vm);
+  if (!h->sparse) spy_poll(h->vm);
   charge(h, gt_now());
   if (p->depth > 0) p->depth--;
 }
@@ -289,6 +324,76 @@ void gt_work(gt_host *h, uint64_t ns) {
 void gt_work_nopoll(gt_host *h, uint64_t ns) {
   (void)h;
   gt_burn_ns(ns);
+}
+
+/* Open a bracket in the running process (NULL past GT_NEST: untracked,
+** and then the test is wrong). */
+static gt_bracket *open_b(gt_host *h, char kind, uint64_t t0, uint64_t t1) {
+  gt_proc *p = &h->procs[h->cur];
+  if (p->nb >= GT_NEST) abort();
+  gt_bracket *b = &p->b[p->nb++];
+  memset(b, 0, sizeof *b);
+  b->kind = kind;
+  b->prim = -1;
+  b->t0_outer = t0;
+  b->t0_inner = t1;
+  return b;
+}
+
+/* The 'P' or 'G' bracket a callback at index i belongs to, or NULL. */
+static gt_bracket *owner(gt_proc *p, int i) {
+  while (i-- > 0)
+    if (p->b[i].kind != 'C') return &p->b[i];
+    else return NULL;
+  return NULL;
+}
+
+/* Record the truth of bracket b, already popped from the running process,
+** closed between t2 (before the hook that closed it) and t3 (after). */
+static void close_b(gt_host *h, gt_bracket b, uint64_t t2, uint64_t t3) {
+  gt_proc *p = &h->procs[h->cur];
+  if (b.kind == 'C') {
+    gt_bracket *o = owner(p, p->nb);
+    if (o) {
+      o->excl_max += t3 - b.cb_t0_outer;
+      o->excl_min += t2 - b.cb_t0_inner;
+    }
+    return;
+  }
+  if (!h->accounting) return;
+  uint64_t inner = t2 - b.t0_inner - b.excl_max;
+  uint64_t outer = t3 - b.t0_outer - b.excl_min;
+  if (b.kind == 'G') {
+    h->gc.count++;
+    h->gc.inner_ns += inner;
+    h->gc.outer_ns += outer;
+    if (inner > h->gc.max_inner_ns) h->gc.max_inner_ns = inner;
+    if (outer > h->gc.max_outer_ns) h->gc.max_outer_ns = outer;
+    gt_step s = {SPY_STEP_GC, -1, 0, {0, 0, 0, 0}, inner, outer, 0, 0, {0}};
+    fill_step(h, &s);
+    note_step(h, &s);
+    return;
+  }
+  int prim = b.prim;
+  gt_prim_truth *t = &h->prims[prim];
+  t->calls++;
+  t->inner_ns += inner;
+  t->outer_ns += outer;
+  if (inner > t->max_inner_ns) t->max_inner_ns = inner;
+  if (outer > t->max_outer_ns) t->max_outer_ns = outer;
+  gt_step s = {SPY_STEP_PRIM, prim, b.nsizes, {0, 0, 0, 0},
+               inner, outer, 0, 0, {0}};
+  memcpy(s.size, b.size, sizeof s.size);
+  fill_step(h, &s);
+  note_step(h, &s);
+  if (h->log && h->log_n < h->log_cap) {
+    gt_call *c = &h->log[h->log_n++];
+    c->prim = prim;
+    c->size[0] = b.size[0];
+    c->size[1] = b.size[1];
+    c->inner_ns = inner;
+    c->outer_ns = outer;
+  }
 }
 
 /* The begin hook is bracketed by two clock reads: the first charges the
@@ -311,51 +416,29 @@ void gt_prim_begin(gt_host *h, int prim, unsigned nsizes,
   }
   uint64_t t1 = gt_now();
   charge(h, t1);
-  int d = h->prim_depth;
-  if (d < SPY_PRIM_NEST && prim >= 0 && prim < GT_MAX_PRIMS) {
-    h->prim_stack[d] = prim;
-    h->pframe[d].t0_outer = t0;
-    h->pframe[d].t0_inner = t1;
-    h->pframe[d].nsizes = nsizes > 4 ? 4 : nsizes;
-    memcpy(h->pframe[d].size, s, sizeof s);
-    h->prim_depth = d + 1;
-  }
+  if (prim < 0 || prim >= GT_MAX_PRIMS) abort();
+  gt_bracket *b = open_b(h, 'P', t0, t1);
+  b->prim = prim;
+  b->nsizes = nsizes > 4 ? 4 : nsizes;
+  memcpy(b->size, s, sizeof s);
 }
 
-void gt_prim_end(gt_host *h) {
+/* Leave the innermost bracket before the hook, as the profiler does: both
+** charge the hook's own time (a sample it takes, say) to what it returns
+** to. */
+static void end_hook(gt_host *h, void (*hook)(spy_vm *)) {
   uint64_t t2 = gt_now();
   charge(h, t2);
-  /* Leave the primitive before the hook, as the profiler does: both charge
-  ** the hook's own time (a sample it takes, say) to the caller. */
-  int d = h->prim_depth > 0 ? --h->prim_depth : -1;
-  spy_prim_end(h->vm);
+  gt_proc *p = &h->procs[h->cur];
+  int had = p->nb > 0;
+  gt_bracket b = had ? p->b[--p->nb] : (gt_bracket){0};
+  hook(h->vm);
   uint64_t t3 = gt_now();
   charge(h, t3);
-  if (d < 0) return;
-  int prim = h->prim_stack[d];
-  uint64_t inner = t2 - h->pframe[d].t0_inner;
-  uint64_t outer = t3 - h->pframe[d].t0_outer;
-  if (!h->accounting) return;
-  gt_prim_truth *t = &h->prims[prim];
-  t->calls++;
-  t->inner_ns += inner;
-  t->outer_ns += outer;
-  if (inner > t->max_inner_ns) t->max_inner_ns = inner;
-  if (outer > t->max_outer_ns) t->max_outer_ns = outer;
-  gt_step s = {SPY_STEP_PRIM, prim, h->pframe[d].nsizes, {0, 0, 0, 0},
-               inner, outer, 0, 0, {0}};
-  memcpy(s.size, h->pframe[d].size, sizeof s.size);
-  fill_step(h, &s);
-  note_step(h, &s);
-  if (h->log && h->log_n < h->log_cap) {
-    gt_call *c = &h->log[h->log_n++];
-    c->prim = prim;
-    c->size[0] = h->pframe[d].size[0];
-    c->size[1] = h->pframe[d].size[1];
-    c->inner_ns = inner;
-    c->outer_ns = outer;
-  }
+  if (had) close_b(h, b, t2, t3);
 }
+
+void gt_prim_end(gt_host *h) { end_hook(h, spy_prim_end); }
 
 void gt_prim(gt_host *h, int prim, unsigned nsizes, const uint64_t *sizes,
              uint64_t ns) {
@@ -370,35 +453,77 @@ void gt_gc(gt_host *h, uint64_t ns) {
   spy_gc_begin(h->vm);
   uint64_t t1 = gt_now();
   charge(h, t1);
-  h->in_gc++;
+  open_b(h, 'G', t0, t1);
   gt_burn_ns(ns);
+  end_hook(h, spy_gc_end);
+}
+
+void gt_callback_begin(gt_host *h) {
+  uint64_t t0 = gt_now();
+  charge(h, t0);
+  spy_callback_begin(h->vm);
+  uint64_t t1 = gt_now();
+  charge(h, t1);
+  gt_bracket *b = open_b(h, 'C', t0, t1);
+  b->cb_t0_outer = t0;
+  b->cb_t0_inner = t1;
+}
+
+void gt_callback_end(gt_host *h) { end_hook(h, spy_callback_end); }
+
+gt_catch gt_save(gt_host *h) {
+  gt_catch c = {spy_nest_save(h->vm), h->procs[h->cur].nb, h->region_depth};
+  return c;
+}
+
+static void region_close(gt_host *h, uint64_t t2, uint64_t t3);
+
+void gt_unwind(gt_host *h, gt_catch c, int depth) {
   uint64_t t2 = gt_now();
   charge(h, t2);
-  h->in_gc--;
-  spy_gc_end(h->vm);
+  gt_proc *p = &h->procs[h->cur];
+  /* The truth changes state before the hook, as at every end. */
+  int nb = p->nb;
+  p->nb = c.nb;
+  int saved_regions = h->region_depth;
+  spy_nest_unwind(h->vm, c.spy);
   uint64_t t3 = gt_now();
+  p->nb = nb;
   charge(h, t3);
-  if (!h->accounting) return;
-  uint64_t inner = t2 - t1, outer = t3 - t0;
-  h->gc.count++;
-  h->gc.inner_ns += inner;
-  h->gc.outer_ns += outer;
-  if (inner > h->gc.max_inner_ns) h->gc.max_inner_ns = inner;
-  if (outer > h->gc.max_outer_ns) h->gc.max_outer_ns = outer;
-  gt_step s = {SPY_STEP_GC, -1, 0, {0, 0, 0, 0}, inner, outer, 0, 0, {0}};
-  fill_step(h, &s);
-  note_step(h, &s);
+  while (p->nb > c.nb) close_b(h, p->b[--p->nb], t2, t3);
+  h->region_depth = saved_regions;
+  while (h->region_depth > c.regions) region_close(h, t2, t3);
+  if (depth >= 0 && depth < p->depth) p->depth = depth;
+}
+
+void gt_process_end(gt_host *h, int idx) {
+  if (idx < 0 || idx >= GT_MAX_PROCS) return;
+  spy_process_end(h->vm, h->procs[idx].pid);
+  h->procs[idx].nb = 0;
 }
 
 void gt_switch(gt_host *h, int idx) {
   if (idx < 0 || idx >= GT_MAX_PROCS) return;
-  charge(h, gt_now());
+  uint64_t t0 = gt_now();
+  charge(h, t0);
   /* The hook runs while the host still shows the old process, so a sample
   ** taken inside it walks the stack of the process switched from. */
   spy_process_switch(h->vm, h->procs[idx].pid);
-  charge(h, gt_now());
+  uint64_t t1 = gt_now();
+  charge(h, t1);
+  gt_proc *from = &h->procs[h->cur], *to = &h->procs[idx];
+  from->out_outer = t0;
+  from->out_inner = t1;
   h->cur = idx;
   if (idx >= h->nprocs) h->nprocs = idx + 1;
+  /* The trailing brackets of the process switched back in did not run
+  ** while it was out. */
+  if (to->out_outer)
+    for (int i = to->nb; i-- > 0;) {
+      if (to->b[i].kind == 'C') break;
+      to->b[i].excl_max += t1 - to->out_outer;
+      to->b[i].excl_min += t0 - to->out_inner;
+    }
 }
 
 void gt_region_begin(gt_host *h, int r) {
@@ -421,6 +546,10 @@ void gt_region_end(gt_host *h) {
   spy_region_end(h->vm);
   uint64_t t3 = gt_now();
   charge(h, t3);
+  region_close(h, t2, t3);
+}
+
+static void region_close(gt_host *h, uint64_t t2, uint64_t t3) {
   if (h->region_depth == 0) return;
   int d = --h->region_depth;
   int r = h->region_stack[d];

@@ -34,7 +34,8 @@
 #include <stdint.h>
 
 #define GT_MAX_KEYS 4096   /* method keys are 1 .. GT_MAX_KEYS-1 */
-#define GT_MAX_DEPTH 2048  /* virtual frames per process */
+#define GT_MAX_DEPTH (1 << 21) /* virtual frames per process (grown as used) */
+#define GT_NEST 16         /* brackets per process the host tracks */
 #define GT_MAX_PROCS 8
 #define GT_MAX_PRIMS 64    /* primitive ids the host tracks */
 #define GT_MAX_REGIONS 16
@@ -67,11 +68,37 @@ uint64_t gt_rand_range(uint64_t *state, uint64_t lo, uint64_t hi);
 ** The host
 ** --------------------------------------------------------------------- */
 
+/* One open bracket of a process, as the host sees it: 'P' a primitive,
+** 'C' a callback out of the primitive or GC below it, 'G' a GC pause.
+** excl_min/excl_max bound the time that is not the bracket's own (its
+** callbacks, its process switched out): the profiler's figure lies
+** between them. */
+typedef struct gt_bracket {
+  char kind;
+  int prim;
+  unsigned nsizes;
+  uint64_t size[4];
+  uint64_t t0_outer, t0_inner;   /* around the begin hook */
+  uint64_t excl_min, excl_max;
+  uint64_t cb_t0_outer, cb_t0_inner; /* 'C': around its begin hook */
+} gt_bracket;
+
 typedef struct gt_proc {
   uint64_t pid;
-  int depth;
-  uint64_t stack[GT_MAX_DEPTH]; /* stack[0] is the root-most frame */
+  int depth, cap;
+  uint64_t *stack;   /* [cap]; stack[0] is the root-most frame */
+  uint8_t *seen;     /* [cap]; 1: reported by a walk (incremental walks) */
+  int nb;            /* open brackets (at most GT_NEST tracked) */
+  gt_bracket b[GT_NEST];
+  uint64_t out_outer, out_inner; /* around the hook that switched it out */
 } gt_proc;
+
+/* What gt_save returns and gt_unwind takes: a catch point. */
+typedef struct gt_catch {
+  unsigned spy;      /* spy_nest_save */
+  int nb;            /* the host's own brackets then */
+  int regions;
+} gt_catch;
 
 /* Exact per-primitive figures measured by the host. */
 typedef struct gt_prim_truth {
@@ -115,14 +142,11 @@ typedef struct gt_host {
   /* The machine state. */
   gt_proc procs[GT_MAX_PROCS];
   int nprocs, cur;
-  int prim_stack[SPY_PRIM_NEST];
-  struct {
-    uint64_t t0_outer, t0_inner;
-    unsigned nsizes;
-    uint64_t size[4];
-  } pframe[SPY_PRIM_NEST];
-  int prim_depth;
-  int in_gc;
+  int incremental;   /* 1: the walker stops at frames already reported
+                        (default); 0: it pushes every frame */
+  int sparse;        /* 1: poll only at activation (after the callee's
+                        frame exists) and in loops, never at returns: the
+                        placement the contract warns against */
   int region_stack[SPY_REGION_NEST];
   uint64_t region_t0_outer[SPY_REGION_NEST];
   uint64_t region_t0_inner[SPY_REGION_NEST];
@@ -191,10 +215,12 @@ double gt_stall(const gt_host *h);
 ** The program's vocabulary
 ** --------------------------------------------------------------------- */
 
-/* Activate method key: push it and poll (a VM polls at activation). */
+/* Send to method key: poll (before the callee's frame exists), then push
+** it. Sparse hosts push first and poll after. */
 void gt_enter(gt_host *h, uint64_t key);
 
-/* Poll, then return from the current method. */
+/* Poll (before the frame is popped), then return from the current method.
+** Sparse hosts do not poll here. */
 void gt_leave(gt_host *h);
 
 /* The current method's self work: about ns of CPU in units, spy_poll after
@@ -216,6 +242,21 @@ void gt_prim_end(gt_host *h);
 
 /* A GC pause of about ns. */
 void gt_gc(gt_host *h, uint64_t ns);
+
+/* The innermost open primitive (or GC) calls back into interpreter code:
+** until gt_callback_end the methods the host enters run as that code. */
+void gt_callback_begin(gt_host *h);
+void gt_callback_end(gt_host *h);
+
+/* Non-local exits: gt_save at a catch point; gt_unwind when it catches
+** (every bracket and region opened since is closed, as if ended now; the
+** host's stack is popped back to depth `depth`, as a longjmp would). */
+gt_catch gt_save(gt_host *h);
+void gt_unwind(gt_host *h, gt_catch c, int depth);
+
+/* Process idx has ended with brackets open (spy_process_end); its
+** brackets are dropped, as the profiler drops them. */
+void gt_process_end(gt_host *h, int idx);
 
 /* Switch to process idx (spy_process_switch, then the host's own switch). */
 void gt_switch(gt_host *h, int idx);

@@ -1,0 +1,634 @@
+/*
+** tests/test_contract.c: the "contract" suite: the hook contract in the
+** situations real interpreters have and our own host did not (callbacks
+** out of primitives at several depths, a process switch inside a
+** primitive, non-local exits, deep stacks, where polls sit, registration
+** while running, a stop quickly followed by a restart).
+**
+** Every test runs a program on the ground-truth host (tests/gt/gthost.h)
+** and compares the profile with what the host measured. Tolerances are
+** those of tests/test_core.c (its header derives them): a share from N
+** samples within 4 binomial sigmas + 0.5 pp + 10 pp per unit of stall;
+** exact times within [inner, outer] widened by CLK_REL and CLK_ABS_NS per
+** call; counts exact.
+*/
+#include "config.h"
+
+#include "tests/test_core.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+
+/* Share of frame (kind, key)'s self time in the profile, percent. */
+static double prof_share(const spy_profile *pr, spy_frame_kind kind,
+                         uint64_t key) {
+  double den = (double)gt_process_totals(pr);
+  return 100.0 * (double)gt_frame_self(pr, gt_find_frame(pr, kind, key), -1) /
+         den;
+}
+
+static double truth_share(const gt_host *h, uint64_t t) {
+  return 100.0 * (double)t / (double)h->t_total;
+}
+
+/* Check a share against the truth with the suite's tolerance. A miss is
+** printed and counted; the test decides with again() whether the run was
+** stalled enough to be tried once more (as tests/test_core.c does). */
+static int share_bad;
+
+#define SHARE_NEAR(what, prof, truth, pr, h)                                \
+  do {                                                                     \
+    double tol_ = share_tol_pp((truth) / 100, (double)(pr)->tallies,       \
+                               gt_stall(h));                               \
+    if (fabs((prof) - (truth)) > tol_) {                                   \
+      fprintf(stderr, "%s: profile %.2f%% vs truth %.2f%% (tolerance "     \
+              "%.2f pp, thread stalled %.0f%%)\n", what, (prof), (truth), \
+              tol_, 100 * gt_stall(h));                                    \
+      share_bad++;                                                         \
+    }                                                                      \
+  } while (0)
+
+/* After a test's share checks: 0 when they held; 1 to run again (some
+** missed on a run whose thread was stalled and attempts remain); else the
+** test fails. */
+static int again(const gt_host *h, int attempt) {
+  if (!share_bad) return 0;
+  int n = share_bad;
+  share_bad = 0;
+  if (attempt < ATTEMPTS && gt_stall(h) >= STALL_RETRY) {
+    fprintf(stderr, "attempt %d missed on a stalled run; retrying\n",
+            attempt);
+    return 1;
+  }
+  T_FAIL("%d share(s) off by more than the tolerance", n);
+}
+
+/* The profile's exact total of primitive id lies within the host's
+** [inner, outer] bracket (widened for the clocks), and the calls agree. */
+static void prim_exact(const spy_profile *pr, const gt_host *h, int id) {
+  const spy_profile_prim *pp = &pr->prims[id];
+  const gt_prim_truth *t = &h->prims[id];
+  T_EQ_INT(pp->calls, t->calls);
+  double lo = (double)t->inner_ns * (1 - CLK_REL) - CLK_ABS_NS * t->calls;
+  double hi = (double)t->outer_ns * (1 + CLK_REL) + CLK_ABS_NS * t->calls;
+  if (!((double)pp->total_ns >= lo && (double)pp->total_ns <= hi))
+    T_FAIL("%s: total %" PRIu64 " ns outside [%.0f, %.0f] (inner %" PRIu64
+           ", outer %" PRIu64 ")", pp->name, pp->total_ns, lo, hi,
+           t->inner_ns, t->outer_ns);
+}
+
+/* The parent frame of every node of frame (kind, key) is (pkind, pkey). */
+static void parent_is(const spy_profile *pr, spy_frame_kind kind,
+                      uint64_t key, spy_frame_kind pkind, uint64_t pkey) {
+  uint32_t f = gt_find_frame(pr, kind, key);
+  T_ASSERT(f != SPY_NONE);
+  int seen = 0;
+  for (size_t i = 0; i < pr->nnodes; i++) {
+    if (pr->nodes[i].frame != f) continue;
+    uint32_t par = pr->nodes[i].parent;
+    T_ASSERT(par != SPY_NONE);
+    const spy_frame *pf = &pr->frames[pr->nodes[par].frame];
+    if (pf->kind != pkind || pf->key != pkey)
+      T_FAIL("%s is under %s, not the expected frame",
+             pr->frames[f].name, pf->name);
+    seen++;
+  }
+  T_ASSERT(seen > 0);
+}
+
+/* A host with methods named after their keys, attached to a new profiler
+** with primitives "P1".."P3" registered. */
+typedef struct rig {
+  spy_profiler *p;
+  gt_host *h;
+  int prim[3];
+  session ss;
+} rig;
+
+static void rig_new(rig *r, spy_options *o) {
+  r->p = new_prof(0, SPY_MODE_POLL, o);
+  static const char *names[] = {"Prim>>one", "Prim>>two", "Prim>>three"};
+  for (int i = 0; i < 3; i++) {
+    r->prim[i] = spy_prim_register(r->p, names[i], "n", 0);
+    T_ASSERT(r->prim[i] >= 0);
+  }
+  r->h = gt_new(r->p);
+  T_ASSERT(r->h != NULL);
+  static const char *mnames[] = {"", "Main>>run", "Sort>>compare:",
+                                 "Model>>inner", "Model>>leaf", "After>>work",
+                                 "Deep>>recurse", "Short>>a", "Long>>b"};
+  for (uint64_t k = 1; k < sizeof mnames / sizeof *mnames; k++)
+    gt_method(r->h, k, mnames[k]);
+  T_EQ_INT(gt_attach(r->h), 0);
+}
+
+static spy_profile *rig_run(rig *r, void (*body)(rig *, uint64_t),
+                            uint64_t run_ns) {
+  start(r->p, r->h, &r->ss);
+  body(r, gt_now() + run_ns);
+  spy_profile *pr = stop_take(r->p, r->h, &r->ss);
+  /* Weights add up to the profiled time whatever the contract did. */
+  T_NEAR((double)gt_process_totals(pr), (double)pr->wall_ns,
+         0.01 * (double)pr->wall_ns);
+  return pr;
+}
+
+static void rig_free(rig *r, spy_profile *pr) {
+  spy_profile_free(pr);
+  gt_free(r->h);
+  T_EQ_INT(spy_profiler_free(r->p), 0);
+}
+
+/* A test whose share checks may be retried on a stalled run: its body
+** runs with `attempt` and sets *retry from again(). */
+#define RETRYING(name)                                                    \
+  static void name##_once(int attempt, int *retry);                       \
+  static void name(void) {                                                \
+    for (int a_ = 1;; a_++) {                                             \
+      int r_ = 0;                                                         \
+      name##_once(a_, &r_);                                               \
+      if (!r_) return;                                                    \
+    }                                                                     \
+  }                                                                       \
+  static void name##_once(int attempt, int *retry)
+
+enum { K_MAIN = 1, K_CMP, K_INNER, K_LEAF, K_AFTER, K_DEEP, K_SHORT, K_LONG };
+
+/* ------------------------------------------------------------------------
+** Callbacks
+** --------------------------------------------------------------------- */
+
+/* A sort-like primitive: its own work before, between and after calls
+** back into a comparator method that does most of the work (the gsub and
+** table.sort cases of the Lua embedding). */
+static void body_callback(rig *r, uint64_t end) {
+  gt_host *h = r->h;
+  gt_enter(h, K_MAIN);
+  uint64_t n = 10;
+  while (gt_now() < end) {
+    gt_prim_begin(h, r->prim[0], 1, &n);
+    gt_work_nopoll(h, 30 * US);
+    for (int i = 0; i < 3; i++) {
+      gt_callback_begin(h);
+      gt_enter(h, K_CMP);
+      gt_work(h, 60 * US);
+      gt_leave(h);
+      gt_callback_end(h);
+      gt_work_nopoll(h, 10 * US);
+    }
+    gt_prim_end(h);
+    gt_work(h, 20 * US);
+  }
+  gt_leave(h);
+}
+
+/* The primitive keeps its own ~20 % and the comparator gets its ~70 %,
+** shown under the primitive, which is under its caller; the primitive's
+** exact total excludes the callbacks. */
+RETRYING(callback_shares) {
+  rig r;
+  rig_new(&r, NULL);
+  spy_profile *pr = rig_run(&r, body_callback, 800 * MS);
+  gt_host *h = r.h;
+  SHARE_NEAR("comparator", prof_share(pr, SPY_FRAME_METHOD, K_CMP),
+             truth_share(h, h->t_method[K_CMP]), pr, h);
+  SHARE_NEAR("primitive", prof_share(pr, SPY_FRAME_PRIM, r.prim[0]),
+             truth_share(h, h->t_prim[r.prim[0]]), pr, h);
+  SHARE_NEAR("caller", prof_share(pr, SPY_FRAME_METHOD, K_MAIN),
+             truth_share(h, h->t_method[K_MAIN]), pr, h);
+  T_ASSERT(truth_share(h, h->t_method[K_CMP]) > 50);
+  parent_is(pr, SPY_FRAME_METHOD, K_CMP, SPY_FRAME_PRIM, r.prim[0]);
+  parent_is(pr, SPY_FRAME_PRIM, r.prim[0], SPY_FRAME_METHOD, K_MAIN);
+  prim_exact(pr, h, r.prim[0]);
+  *retry = again(r.h, attempt);
+  rig_free(&r, pr);
+}
+
+/* Callbacks three deep: P1 calls back into inner, which calls P2, which
+** calls back into leaf. Every leaf's share is its own. */
+static void body_nested(rig *r, uint64_t end) {
+  gt_host *h = r->h;
+  gt_enter(h, K_MAIN);
+  uint64_t n = 3;
+  while (gt_now() < end) {
+    gt_prim_begin(h, r->prim[0], 1, &n);
+    gt_work_nopoll(h, 20 * US);
+    gt_callback_begin(h);
+    gt_enter(h, K_INNER);
+    gt_work(h, 30 * US);
+    gt_prim_begin(h, r->prim[1], 1, &n);
+    gt_work_nopoll(h, 25 * US);
+    gt_callback_begin(h);
+    gt_enter(h, K_LEAF);
+    gt_work(h, 40 * US);
+    gt_prim(h, r->prim[2], 1, &n, 15 * US);
+    gt_leave(h);
+    gt_callback_end(h);
+    gt_work_nopoll(h, 10 * US);
+    gt_prim_end(h);
+    gt_leave(h);
+    gt_callback_end(h);
+    gt_work_nopoll(h, 10 * US);
+    gt_prim_end(h);
+    gt_work(h, 10 * US);
+  }
+  gt_leave(h);
+}
+
+RETRYING(callback_nested) {
+  rig r;
+  rig_new(&r, NULL);
+  spy_profile *pr = rig_run(&r, body_nested, 800 * MS);
+  gt_host *h = r.h;
+  for (int i = 0; i < 3; i++)
+    SHARE_NEAR(pr->prims[r.prim[i]].name,
+               prof_share(pr, SPY_FRAME_PRIM, r.prim[i]),
+               truth_share(h, h->t_prim[r.prim[i]]), pr, h);
+  uint64_t keys[] = {K_MAIN, K_INNER, K_LEAF};
+  for (int i = 0; i < 3; i++)
+    SHARE_NEAR(h->names[keys[i]], prof_share(pr, SPY_FRAME_METHOD, keys[i]),
+               truth_share(h, h->t_method[keys[i]]), pr, h);
+  /* main > P1 > inner > P2 > leaf > P3 */
+  parent_is(pr, SPY_FRAME_PRIM, r.prim[0], SPY_FRAME_METHOD, K_MAIN);
+  parent_is(pr, SPY_FRAME_METHOD, K_INNER, SPY_FRAME_PRIM, r.prim[0]);
+  parent_is(pr, SPY_FRAME_PRIM, r.prim[1], SPY_FRAME_METHOD, K_INNER);
+  parent_is(pr, SPY_FRAME_METHOD, K_LEAF, SPY_FRAME_PRIM, r.prim[1]);
+  parent_is(pr, SPY_FRAME_PRIM, r.prim[2], SPY_FRAME_METHOD, K_LEAF);
+  for (int i = 0; i < 3; i++) prim_exact(pr, h, r.prim[i]);
+  *retry = again(r.h, attempt);
+  rig_free(&r, pr);
+}
+
+/* ------------------------------------------------------------------------
+** A process switch inside a primitive
+** --------------------------------------------------------------------- */
+
+/* Process A is inside a primitive that resumes process B from a callback
+** (a coroutine resumed from a sort comparator); B works, switches back;
+** the primitive goes on. The primitive stays in A's tree with its own
+** time, and its total excludes B's. */
+static void body_switch(rig *r, uint64_t end) {
+  gt_host *h = r->h;
+  gt_enter(h, K_MAIN);
+  uint64_t n = 1;
+  while (gt_now() < end) {
+    gt_prim_begin(h, r->prim[0], 1, &n);
+    gt_work_nopoll(h, 40 * US);
+    gt_switch(h, 1);              /* B runs, A's primitive is kept */
+    gt_enter(h, K_AFTER);
+    gt_work(h, 50 * US);
+    gt_leave(h);
+    gt_switch(h, 0);
+    gt_work_nopoll(h, 30 * US);   /* the primitive again */
+    gt_prim_end(h);
+    gt_work(h, 10 * US);
+  }
+  gt_leave(h);
+}
+
+RETRYING(switch_in_prim) {
+  rig r;
+  rig_new(&r, NULL);
+  gt_process(r.h, 0, 100, "A");
+  gt_process(r.h, 1, 200, "B");
+  spy_profile *pr = rig_run(&r, body_switch, 800 * MS);
+  gt_host *h = r.h;
+  SHARE_NEAR("primitive", prof_share(pr, SPY_FRAME_PRIM, r.prim[0]),
+             truth_share(h, h->t_prim[r.prim[0]]), pr, h);
+  SHARE_NEAR("B's method", prof_share(pr, SPY_FRAME_METHOD, K_AFTER),
+             truth_share(h, h->t_method[K_AFTER]), pr, h);
+  int pa = gt_proc_index(pr, 100), pb = gt_proc_index(pr, 200);
+  T_ASSERT(pa >= 0 && pb >= 0);
+  uint32_t fp = gt_find_frame(pr, SPY_FRAME_PRIM, (uint64_t)r.prim[0]);
+  T_EQ_INT(gt_frame_self(pr, fp, pb), 0);
+  T_ASSERT(gt_frame_self(pr, fp, pa) > 0);
+  prim_exact(pr, h, r.prim[0]);
+  spy_counters c;
+  T_EQ_INT(spy_counters_get(r.p, &c), 0);
+  T_EQ_INT(c.nest_dropped, 0);
+  *retry = again(r.h, attempt);
+  rig_free(&r, pr);
+}
+
+/* ------------------------------------------------------------------------
+** Non-local exits
+** --------------------------------------------------------------------- */
+
+/* Errors thrown through brackets with longjmp, from three places: inside a
+** primitive, inside a callback out of a primitive, and inside a GC and a
+** region inside a primitive. After each, pure work in After>>work must
+** keep its share (a host that left the brackets open would charge it to
+** the primitive), and every unwound primitive call is counted. */
+static void body_unwind(rig *r, uint64_t end) {
+  gt_host *h = r->h;
+  jmp_buf jb;
+  int region = spy_region_register(r->p, "risky");
+  T_ASSERT(region >= 0);
+  gt_enter(h, K_MAIN);
+  uint64_t n = 2;
+  for (volatile int it = 0; gt_now() < end; it++) {
+    gt_catch c = gt_save(h);
+    if (setjmp(jb) == 0) {
+      gt_prim_begin(h, r->prim[0], 1, &n);
+      gt_work_nopoll(h, 20 * US);
+      switch (it % 3) {
+      case 0: break; /* thrown from the primitive itself */
+      case 1:
+        gt_callback_begin(h);
+        gt_enter(h, K_CMP);
+        gt_work(h, 20 * US);
+        break; /* thrown from the code called back */
+      case 2:
+        gt_region_begin(h, region);
+        gt_prim_begin(h, r->prim[1], 1, &n);
+        gt_work_nopoll(h, 10 * US);
+        break; /* thrown from a nested primitive in a region */
+      }
+      longjmp(jb, 1);
+    }
+    gt_unwind(h, c, 1);
+    gt_enter(h, K_AFTER);
+    gt_work(h, 40 * US);
+    gt_leave(h);
+  }
+  gt_leave(h);
+}
+
+RETRYING(unwind_kinds) {
+  rig r;
+  rig_new(&r, NULL);
+  spy_profile *pr = rig_run(&r, body_unwind, 800 * MS);
+  gt_host *h = r.h;
+  SHARE_NEAR("work after the error",
+             prof_share(pr, SPY_FRAME_METHOD, K_AFTER),
+             truth_share(h, h->t_method[K_AFTER]), pr, h);
+  SHARE_NEAR("primitive", prof_share(pr, SPY_FRAME_PRIM, r.prim[0]),
+             truth_share(h, h->t_prim[r.prim[0]]), pr, h);
+  SHARE_NEAR("callback", prof_share(pr, SPY_FRAME_METHOD, K_CMP),
+             truth_share(h, h->t_method[K_CMP]), pr, h);
+  T_ASSERT(h->prims[r.prim[0]].calls > 30);
+  prim_exact(pr, h, r.prim[0]);
+  prim_exact(pr, h, r.prim[1]);
+  /* The region was closed by every unwind through it. */
+  T_ASSERT(pr->nregions >= 1);
+  T_EQ_INT(pr->regions[0].calls, h->prims[r.prim[1]].calls);
+  *retry = again(r.h, attempt);
+  rig_free(&r, pr);
+}
+
+/* A coroutine that dies inside a primitive (yielded across C, then
+** collected): spy_process_end drops its brackets, and the process that
+** goes on is charged right. */
+static void body_dead(rig *r, uint64_t end) {
+  gt_host *h = r->h;
+  gt_enter(h, K_MAIN);
+  uint64_t n = 1;
+  while (gt_now() < end) {
+    gt_switch(h, 1);
+    gt_prim_begin(h, r->prim[0], 1, &n);
+    gt_work_nopoll(h, 20 * US);
+    gt_switch(h, 0); /* never comes back */
+    gt_process_end(h, 1);
+    gt_work(h, 30 * US);
+  }
+  gt_leave(h);
+}
+
+RETRYING(process_end) {
+  rig r;
+  spy_options o;
+  spy_options_init(&o);
+  o.saved_processes = 4;
+  rig_new(&r, &o);
+  gt_process(r.h, 1, 7, "co");
+  spy_profile *pr = rig_run(&r, body_dead, 500 * MS);
+  gt_host *h = r.h;
+  SHARE_NEAR("main", prof_share(pr, SPY_FRAME_METHOD, K_MAIN),
+             truth_share(h, h->t_method[K_MAIN]), pr, h);
+  spy_counters c;
+  T_EQ_INT(spy_counters_get(r.p, &c), 0);
+  T_EQ_INT(c.nest_dropped, 0); /* ended, not evicted */
+  *retry = again(r.h, attempt);
+  rig_free(&r, pr);
+}
+
+/* ------------------------------------------------------------------------
+** Deep stacks
+** --------------------------------------------------------------------- */
+
+/* Recurse to 100 000 frames and back, working at every level. With the
+** incremental walk the frames visited stay about the frames created (not
+** depth x samples), the report keeps the root-most and innermost frames
+** with a cut node that counts the rest, and the shares are right. */
+static void body_deep(rig *r, uint64_t end) {
+  gt_host *h = r->h;
+  gt_enter(h, K_MAIN);
+  while (gt_now() < end) {
+    for (int i = 0; i < 100000; i++) {
+      gt_enter(h, K_DEEP);
+      gt_work(h, 50);
+    }
+    for (int i = 0; i < 100000; i++) gt_leave(h);
+    gt_work(h, 200 * US);
+  }
+  gt_leave(h);
+}
+
+RETRYING(deep_stack) {
+  rig r;
+  rig_new(&r, NULL);
+  spy_profile *pr = rig_run(&r, body_deep, 800 * MS);
+  gt_host *h = r.h;
+  SHARE_NEAR("recursion", prof_share(pr, SPY_FRAME_METHOD, K_DEEP),
+             truth_share(h, h->t_method[K_DEEP]), pr, h);
+  SHARE_NEAR("main", prof_share(pr, SPY_FRAME_METHOD, K_MAIN),
+             truth_share(h, h->t_method[K_MAIN]), pr, h);
+  spy_counters c;
+  T_EQ_INT(spy_counters_get(r.p, &c), 0);
+  /* Frames created: 100 001 per round, and walks visit each about once
+  ** (a full walk would visit ~50 000 a sample: see deep_stack_full). */
+  double per_sample = (double)c.frames_walked / (double)(pr->tallies + 1);
+  if (per_sample > 5000)
+    T_FAIL("%.0f frames walked per sample (%" PRIu64 " in %" PRIu64
+           " samples): the walk is not incremental", per_sample,
+           c.frames_walked, pr->tallies);
+  /* The cut node says how many frames were left out. */
+  int cut = 0;
+  for (size_t i = 0; i < pr->nframes; i++)
+    if (pr->frames[i].kind == SPY_FRAME_CUT && pr->frames[i].key > 90000)
+      cut = 1;
+  T_ASSERT(cut);
+  *retry = again(r.h, attempt);
+  rig_free(&r, pr);
+}
+
+/* The same recursion walked in full visits the whole stack at every
+** sample: the cost the incremental walk removes (bench/bench_deep.c has
+** the figures). */
+static void deep_stack_full(void) {
+  rig r;
+  rig_new(&r, NULL);
+  r.h->incremental = 0;
+  spy_profile *pr = rig_run(&r, body_deep, 300 * MS);
+  spy_counters c;
+  T_EQ_INT(spy_counters_get(r.p, &c), 0);
+  double per_sample = (double)c.frames_walked / (double)(pr->tallies + 1);
+  if (per_sample < 5000)
+    T_FAIL("%.0f frames a sample: expected full walks of a deep stack",
+           per_sample);
+  rig_free(&r, pr);
+}
+
+/* ------------------------------------------------------------------------
+** Where polls sit
+** --------------------------------------------------------------------- */
+
+/* A method whose body is straight-line code with no poll of its own
+** (Long>>b, ~95 % of the time) called in a loop beside a trivial one
+** (Short>>a). Polling at every send and return (the contract) gives both
+** their shares; polling only at activations and loops (the placement the
+** old guide described) charges Long>>b's time to whatever polls next. */
+static void body_polls(rig *r, uint64_t end) {
+  gt_host *h = r->h;
+  gt_enter(h, K_MAIN);
+  while (gt_now() < end) {
+    gt_enter(h, K_LONG);
+    gt_work_nopoll(h, 95 * US);
+    gt_leave(h);
+    gt_enter(h, K_SHORT);
+    gt_work_nopoll(h, 5 * US);
+    gt_leave(h);
+  }
+  gt_leave(h);
+}
+
+RETRYING(polls_dense_sparse) {
+  rig r;
+  rig_new(&r, NULL);
+  spy_profile *pr = rig_run(&r, body_polls, 600 * MS);
+  gt_host *h = r.h;
+  double tl = truth_share(h, h->t_method[K_LONG]);
+  SHARE_NEAR("dense: Long>>b", prof_share(pr, SPY_FRAME_METHOD, K_LONG), tl,
+             pr, h);
+  SHARE_NEAR("dense: Short>>a", prof_share(pr, SPY_FRAME_METHOD, K_SHORT),
+             truth_share(h, h->t_method[K_SHORT]), pr, h);
+  if ((*retry = again(r.h, attempt))) {
+    rig_free(&r, pr);
+    return;
+  }
+  rig_free(&r, pr);
+
+  rig_new(&r, NULL);
+  r.h->sparse = 1;
+  pr = rig_run(&r, body_polls, 600 * MS);
+  h = r.h;
+  tl = truth_share(h, h->t_method[K_LONG]);
+  double pl = prof_share(pr, SPY_FRAME_METHOD, K_LONG);
+  /* Sparse: the samples due in Long>>b are taken at the next activation,
+  ** in Short>>a. What a host that ignores the contract loses: */
+  if (!(tl - pl > 40))
+    T_FAIL("sparse polls: Long>>b %.2f%% vs truth %.2f%%; expected the skid",
+           pl, tl);
+  *retry = again(r.h, attempt);
+  rig_free(&r, pr);
+}
+
+/* ------------------------------------------------------------------------
+** Registration while running; stop and restart
+** --------------------------------------------------------------------- */
+
+RETRYING(late_registration) {
+  rig r;
+  rig_new(&r, NULL);
+  start(r.p, r.h, &r.ss);
+  gt_enter(r.h, K_MAIN);
+  int late = spy_prim_register(r.p, "Module>>loadedLater", "n", SPY_PRIM_COST);
+  T_ASSERT(late >= 0 && late < GT_MAX_PRIMS);
+  uint64_t n = 5, end = gt_now() + 200 * MS;
+  while (gt_now() < end) {
+    gt_prim(r.h, late, 1, &n, 30 * US);
+    gt_work(r.h, 10 * US);
+  }
+  gt_leave(r.h);
+  spy_profile *pr = stop_take(r.p, r.h, &r.ss);
+  T_EQ_STR(pr->prims[late].name, "Module>>loadedLater");
+  prim_exact(pr, r.h, late);
+  SHARE_NEAR("late primitive", prof_share(pr, SPY_FRAME_PRIM, late),
+             truth_share(r.h, r.h->t_prim[late]), pr, r.h);
+  T_ASSERT(pr->prims[late].nobs > 0);
+  *retry = again(r.h, attempt);
+  rig_free(&r, pr);
+}
+
+/* The controlling thread stops and at once restarts while the interpreter
+** thread is inside a long primitive, with no hook in between: the
+** primitive keeps its time (the old protocol charged the rest of it to the
+** caller) and the weights still add up to the profiled time. The two
+** threads take turns: one stop/restart inside each primitive call. */
+typedef struct ctl {
+  spy_profiler *p;
+  atomic_int in_prim, cycles, done;
+} ctl;
+
+static void *controller(void *arg) {
+  ctl *c = arg;
+  for (int i = 0; i < 20; i++) {
+    while (!atomic_load(&c->in_prim)) {
+    }
+    T_EQ_INT(spy_stop(c->p), 0);
+    T_EQ_INT(spy_start(c->p), 0);
+    atomic_store(&c->in_prim, 0);
+    atomic_fetch_add(&c->cycles, 1);
+  }
+  atomic_store(&c->done, 1);
+  return NULL;
+}
+
+static void restart_keeps_prim(void) {
+  rig r;
+  rig_new(&r, NULL);
+  start(r.p, r.h, &r.ss);
+  ctl c = {r.p, 0, 0, 0};
+  pthread_t t;
+  T_EQ_INT(pthread_create(&t, NULL, controller, &c), 0);
+  gt_enter(r.h, K_MAIN);
+  uint64_t n = 9;
+  while (!atomic_load(&c.done)) {
+    gt_prim_begin(r.h, r.prim[0], 1, &n);
+    int before = atomic_load(&c.cycles);
+    atomic_store(&c.in_prim, 1);
+    gt_work_nopoll(r.h, 3 * MS); /* no hook in here */
+    while (atomic_load(&c.cycles) == before && !atomic_load(&c.done)) {
+    }
+    gt_prim_end(r.h);
+    gt_work(r.h, 100 * US);
+  }
+  gt_leave(r.h);
+  pthread_join(t, NULL);
+  spy_profile *pr = stop_take(r.p, r.h, &r.ss);
+  T_NEAR((double)gt_process_totals(pr), (double)pr->wall_ns,
+         0.02 * (double)pr->wall_ns);
+  /* ~97 % of the time is in the primitive; the 20 stop/starts land inside
+  ** it and must not move its time to Main>>run. */
+  double pp = prof_share(pr, SPY_FRAME_PRIM, r.prim[0]);
+  double pm = prof_share(pr, SPY_FRAME_METHOD, K_MAIN);
+  double tp = truth_share(r.h, r.h->t_prim[r.prim[0]]);
+  if (!(pp > tp - 10 && pm < 12))
+    T_FAIL("after stop/restart: primitive %.2f%% (truth %.2f%%), caller "
+           "%.2f%%", pp, tp, pm);
+  rig_free(&r, pr);
+}
+
+const struct spy_test t_contract[] = {
+  {"callback_shares", callback_shares, 30},
+  {"callback_nested", callback_nested, 30},
+  {"switch_in_prim", switch_in_prim, 30},
+  {"unwind_kinds", unwind_kinds, 30},
+  {"process_end", process_end, 30},
+  {"deep_stack", deep_stack, 60},
+  {"deep_stack_full", deep_stack_full, 120},
+  {"polls_dense_sparse", polls_dense_sparse, 30},
+  {"late_registration", late_registration, 30},
+  {"restart_keeps_prim", restart_keeps_prim, 30},
+  {0}};
