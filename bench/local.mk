@@ -6,7 +6,7 @@
 tests_runner_SOURCES += tests/gt/gthost.c tests/gt/gthost.h
 
 noinst_PROGRAMS += bench/bench_overhead bench/bench_accuracy \
-	bench/bench_ingest
+	bench/bench_ingest bench/bench_deep
 
 # The overhead VM: ovm_off.c builds the dispatch loop with -DSPY_DISABLE
 # (and the clock-read-per-poll variants), ovm_on.c with the hooks.
@@ -17,6 +17,10 @@ bench_bench_overhead_LDADD = libspyon_core.la
 bench_bench_accuracy_SOURCES = bench/bench_accuracy.c tests/gt/gthost.c \
 	tests/gt/gthost.h
 bench_bench_accuracy_LDADD = libspyon_core.la -lm
+
+bench_bench_deep_SOURCES = bench/bench_deep.c tests/gt/gthost.c \
+	tests/gt/gthost.h
+bench_bench_deep_LDADD = libspyon_core.la -lm
 
 bench_bench_ingest_SOURCES = bench/bench_ingest.c
 bench_bench_ingest_LDADD = libspyon_core.la

@@ -10,7 +10,7 @@
 # goes to BUILDDIR/bench/out/latest.txt.
 set -eu
 B=${1:-.}
-for p in bench_overhead bench_accuracy bench_ingest; do
+for p in bench_overhead bench_accuracy bench_ingest bench_deep; do
   if [ ! -x "$B/bench/$p" ]; then
     echo "bench/run.sh: $B/bench/$p is not built (run make first)" >&2
     exit 2
@@ -29,4 +29,6 @@ out="$B/bench/out/latest.txt"
   "$B/bench/bench_accuracy" -r "${SPY_BENCH_ACC_ROUNDS:-3}"
   echo
   "$B/bench/bench_ingest"
+  echo
+  "$B/bench/bench_deep" -r "${SPY_BENCH_DEEP_ROUNDS:-5}"
 } 2>&1 | tee "$out"
