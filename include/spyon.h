@@ -137,6 +137,17 @@ typedef struct spy_options {
   ** 65536. When the table is full the oldest kept nesting is dropped and
   ** counted (spy_counters.nest_dropped). */
   unsigned saved_processes;
+  /* Primitive accounting. 0 (default): cheap. spy_prim_begin/end read no
+  ** clock unless a sample is due or the call is one of a random subset
+  ** timed for cost observations (priority sampling: about reservoir *
+  ** (1 + ln(calls / reservoir)) calls of a SPY_PRIM_COST primitive are
+  ** timed); call counts are exact, each primitive's total time is
+  ** estimated from the samples that fell inside it (the profile marks it
+  ** SPY_PRIM_ESTIMATED), and a long call no timed is measured from the
+  ** first sample inside it (within half an interval). 1: every call is
+  ** timed (two clock reads each) and totals, maxima and the longest steps
+  ** are exact. */
+  int exact_prims;
 } spy_options;
 
 /* Fill *o with the defaults above. */
@@ -165,6 +176,9 @@ SPY_API int spy_profiler_free(spy_profiler *p);
 
 /* Flags for spy_prim_register. */
 #define SPY_PRIM_COST 1u /* record cost observations (sizes, duration) */
+/* Set by the profiler in spy_profile_prim.flags, never at registration:
+** total_ns and max_ns are estimates (cheap accounting, see exact_prims). */
+#define SPY_PRIM_ESTIMATED 0x100u
 
 /* Register a primitive, before or after spy_start (a module loaded later
 ** registers its primitives then; ids are not reused). name is copied and is what reports

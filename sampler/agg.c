@@ -60,8 +60,12 @@ typedef struct region {
   uint64_t calls, ticks, max;
 } region;
 
+/* Priority sampling: every call draws a uniform priority and the k calls
+** with the smallest priorities are kept, whichever thread made them and
+** when; obs[] is a max-heap on prio[], so the root is the one to replace. */
 typedef struct reservoir {
-  spy_obs *obs; /* ns holds ticks until built */
+  spy_obs *obs;   /* ns holds ticks until built */
+  uint64_t *prio;
   uint32_t n;
   uint64_t offered;
 } reservoir;
@@ -92,9 +96,10 @@ struct spyS_agg {
   VEC(region) regions;
   spyS_map region_map; /* (parent + 1, id) -> region */
   reservoir *res;      /* [cfg->max_prims] */
+  uint64_t *prim_ticks;/* [cfg->max_prims]: weight of the samples taken
+                          while each primitive ran (cheap accounting) */
   step *steps;         /* [cfg->longest], unordered */
   uint32_t nsteps;
-  uint64_t rng;
   uint64_t samples;
   uint64_t lost;       /* records not aggregated: out of memory */
   pel *scratch;        /* a path being built */
@@ -132,11 +137,11 @@ spyS_agg *spyS_agg_new(const spyH_cfg *cfg) {
   spyS_map_init(&a->region_map);
   spyS_map_init(&a->nnode_map);
   a->res = calloc(cfg->max_prims, sizeof *a->res);
+  a->prim_ticks = calloc(cfg->max_prims, sizeof *a->prim_ticks);
   a->steps = calloc(cfg->longest + 1, sizeof *a->steps);
   a->scratch_cap = path_cap(cfg);
   a->scratch = calloc(a->scratch_cap, sizeof *a->scratch);
-  a->rng = 0x2545f4914f6cdd1dull;
-  if (!a->res || !a->steps || !a->scratch) {
+  if (!a->res || !a->prim_ticks || !a->steps || !a->scratch) {
     spyS_agg_free(a);
     return NULL;
   }
@@ -159,8 +164,12 @@ void spyS_agg_free(spyS_agg *a) {
   spyS_map_free(&a->nnode_map);
   free(a->nnodes.p);
   if (a->res)
-    for (uint32_t i = 0; i < a->cfg->max_prims; i++) free(a->res[i].obs);
+    for (uint32_t i = 0; i < a->cfg->max_prims; i++) {
+      free(a->res[i].obs);
+      free(a->res[i].prio);
+    }
   free(a->res);
+  free(a->prim_ticks);
   if (a->steps)
     for (uint32_t i = 0; i < a->nsteps; i++) free(a->steps[i].frames);
   free(a->steps);
@@ -191,13 +200,11 @@ void spyS_cache_free(spyS_cache *c) {
 }
 
 uint64_t spyS_agg_samples(const spyS_agg *a) { return a->samples; }
-uint64_t spyS_agg_lost(const spyS_agg *a) { return a->lost; }
 
-static uint64_t rand64(spyS_agg *a) {
-  uint64_t x = a->rng;
-  x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-  return a->rng = x;
+uint64_t spyS_agg_prim_ticks(const spyS_agg *a, uint32_t prim) {
+  return prim < a->cfg->max_prims ? a->prim_ticks[prim] : 0;
 }
+uint64_t spyS_agg_lost(const spyS_agg *a) { return a->lost; }
 
 /* ------------------------------------------------------------------------
 ** Interning
@@ -259,8 +266,9 @@ static uint32_t build_path(spyS_agg *a, const spyH_sample *r,
   uint32_t kept = nleaf + nroot;
 #define PUT_MARK_(mk)                                                    \
   do {                                                                   \
-    if ((mk).kind == SPY_FRAME_GC) out[n++] = (pel){SPY_FRAME_GC, 0};    \
-    else if ((mk).id >= 0) out[n++] = (pel){(mk).kind, (uint64_t)(mk).id}; \
+    uint32_t k_ = (mk).kind & 0xff;                                      \
+    if (k_ == SPY_FRAME_GC) out[n++] = (pel){SPY_FRAME_GC, 0};           \
+    else if ((mk).id >= 0) out[n++] = (pel){k_, (uint64_t)(mk).id};      \
   } while (0)
   for (uint32_t j = 0; j < kept; j++) {
     /* Root first: the root part reversed, then the leaf part reversed. */
@@ -338,6 +346,12 @@ static void add_sample(spyS_agg *a, spyS_cache *c, const spyH_sample *r) {
   a->nodes.p[at].self += r->ticks;
   a->nodes.p[at].tallies++;
   a->samples++;
+  /* Each primitive that ran (not waiting on a callback) gets the weight. */
+  const spyH_place *m = (const spyH_place *)(r + 1);
+  for (uint32_t i = 0; i < r->nmarks; i++)
+    if (m[i].kind == (SPY_FRAME_PRIM | SPYH_PLACE_RUNNING) && m[i].id >= 0 &&
+        (uint32_t)m[i].id < a->cfg->max_prims)
+      a->prim_ticks[m[i].id] += r->ticks;
 }
 
 /* Keep the step if it is among the longest: replace the shortest kept. */
@@ -418,24 +432,72 @@ void spyS_agg_record(spyS_agg *a, spyS_cache *c, const spyH_rec *rec) {
   }
 }
 
-/* The consumer's half of Algorithm R: the producer already kept the nth
-** call with probability k/n; a kept one replaces a uniform victim. */
+/* Restore the max-heap on prio from index i down (after a replaced root)
+** or up (after an append). */
+static void res_swap(reservoir *r, uint32_t i, uint32_t j) {
+  spy_obs o = r->obs[i];
+  uint64_t p = r->prio[i];
+  r->obs[i] = r->obs[j], r->prio[i] = r->prio[j];
+  r->obs[j] = o, r->prio[j] = p;
+}
+
+static void res_down(reservoir *r, uint32_t i) {
+  for (;;) {
+    uint32_t l = 2 * i + 1, m = i;
+    if (l < r->n && r->prio[l] > r->prio[m]) m = l;
+    if (l + 1 < r->n && r->prio[l + 1] > r->prio[m]) m = l + 1;
+    if (m == i) return;
+    res_swap(r, i, m);
+    i = m;
+  }
+}
+
+static void res_up(reservoir *r, uint32_t i) {
+  while (i > 0 && r->prio[(i - 1) / 2] < r->prio[i]) {
+    res_swap(r, i, (i - 1) / 2);
+    i = (i - 1) / 2;
+  }
+}
+
+/* The consumer's half of priority sampling: keep the observation if its
+** priority is among the k smallest so far, and publish the k-th smallest
+** as the threshold under which the hooks offer calls (vm-hooks/hooks.c).
+** The threshold only falls, so a call not offered could never have been
+** kept: the reservoir is a uniform sample of all calls of all threads. */
 void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
   const spyH_obs_rec *o = (const spyH_obs_rec *)rec;
   uint32_t k = a->cfg->reservoir;
   if (rec->type != SPYH_REC_OBS || o->prim >= a->cfg->max_prims || k == 0)
     return;
   reservoir *r = &a->res[o->prim];
-  if (!r->obs && !(r->obs = calloc(k, sizeof *r->obs))) {
-    a->lost++;
+  if (!r->obs) {
+    r->obs = calloc(k, sizeof *r->obs);
+    r->prio = calloc(k, sizeof *r->prio);
+    if (!r->obs || !r->prio) {
+      free(r->obs), free(r->prio);
+      r->obs = NULL, r->prio = NULL;
+      a->lost++;
+      return;
+    }
+  }
+  uint32_t at;
+  if (r->n < k) {
+    at = r->n++;
+  } else if (o->prio < r->prio[0]) {
+    at = 0;
+  } else {
     return;
   }
-  if (o->nth > r->offered) r->offered = o->nth;
-  uint32_t at = r->n < k ? r->n++ : (uint32_t)(rand64(a) % k);
   spy_obs *ob = &r->obs[at];
   memcpy(ob->size, o->size, sizeof ob->size);
   ob->ns = o->ticks;
   ob->gc = o->gc;
+  r->prio[at] = o->prio;
+  if (at == 0 && r->n == k) res_down(r, 0);
+  else res_up(r, at);
+  if (r->n == k)
+    atomic_store_explicit(&a->cfg->obs_tau[o->prim], r->prio[0],
+                          memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------------

@@ -53,6 +53,10 @@ SPY_INTERNAL int spyS_agg_build(const spyS_agg *a, spy_profile *p,
                                 spyS_namer namer, void *ud);
 
 /* Samples aggregated so far, and records lost to allocation failure. */
+/* The weight of the samples taken while primitive prim ran (its own time
+** as the samples see it: nested primitives and GC included, callbacks
+** not). */
+SPY_INTERNAL uint64_t spyS_agg_prim_ticks(const spyS_agg *a, uint32_t prim);
 SPY_INTERNAL uint64_t spyS_agg_samples(const spyS_agg *a);
 SPY_INTERNAL uint64_t spyS_agg_lost(const spyS_agg *a);
 

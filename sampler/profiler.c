@@ -80,6 +80,7 @@ static int check_options(const spy_options *o) {
     return SPY_EINVAL; /* 10 us .. 10 s */
   if (o->stack_copy > (1u << 26)) return SPY_EINVAL;
   if (o->saved_processes == 0 || o->saved_processes > 65536) return SPY_EINVAL;
+  if (o->exact_prims != 0 && o->exact_prims != 1) return SPY_EINVAL;
   return 0;
 }
 
@@ -105,6 +106,10 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   p->prim_flags = calloc(o->max_prims, sizeof *p->prim_flags);
   p->regions = calloc(o->max_regions, sizeof *p->regions);
   p->dead = calloc(o->max_prims, sizeof *p->dead);
+  p->obs_tau = calloc(o->max_prims, sizeof *p->obs_tau);
+  if (p->obs_tau)
+    for (unsigned i = 0; i < o->max_prims; i++)
+      atomic_init(&p->obs_tau[i], UINT64_MAX);
   spyH_cfg *c = &p->cfg;
   c->interval = spyH_ns_to_ticks(o->interval_ns);
   if (c->interval == 0) c->interval = 1;
@@ -116,17 +121,19 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   c->reservoir = o->reservoir;
   c->max_prims = o->max_prims;
   c->prim_flags = p->prim_flags;
+  c->obs_tau = p->obs_tau;
   c->max_regions = o->max_regions;
   c->native = o->native_stacks;
   c->native_interval = spyH_ns_to_ticks(o->native_interval_ns);
   c->stack_copy = o->stack_copy;
   c->saved_processes = o->saved_processes;
+  c->exact_prims = o->exact_prims;
   atomic_init(&c->nprims, 0);
   atomic_init(&c->nregions, 0);
   atomic_init(&c->epoch, 0);
   atomic_init(&c->origin, 0);
   atomic_init(&p->running, 0);
-  if (!p->prims || !p->prim_flags || !p->regions || !p->dead ||
+  if (!p->prims || !p->prim_flags || !p->regions || !p->dead || !p->obs_tau ||
       !(p->agg = spyS_agg_new(c))) {
     spy_profiler_free(p);
     return SPY_ENOMEM;
@@ -164,6 +171,7 @@ int spy_profiler_free(spy_profiler *p) {
   free(p->prim_flags);
   free(p->regions);
   free(p->dead);
+  free(p->obs_tau);
   spyS_agg_free(p->agg);
   spyS_symbols_free(p->symbols);
   free(p);
@@ -464,6 +472,10 @@ static int build_prims(spy_profiler *p, spy_profile *pr) {
       if (m > mx) mx = m;
     }
     d->calls = calls;
+    if (!p->cfg.exact_prims) { /* cheap accounting: from the samples */
+      ticks = spyS_agg_prim_ticks(p->agg, i);
+      d->flags |= SPY_PRIM_ESTIMATED;
+    }
     d->total_ns = spyH_ticks_to_ns(ticks);
     d->max_ns = spyH_ticks_to_ns(mx);
   }

@@ -27,6 +27,7 @@ struct spy_profiler {
   spyH_cfg cfg;
   spyS_prim *prims;    /* [opt.max_prims] */
   unsigned *prim_flags;/* [opt.max_prims], shared with the slots */
+  atomic_uint_least64_t *obs_tau; /* [opt.max_prims], cfg.obs_tau */
   char **regions;      /* [opt.max_regions] */
   uint32_t nregions;
 

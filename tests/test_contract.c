@@ -32,11 +32,11 @@ static double truth_share(const gt_host *h, uint64_t t) {
   return 100.0 * (double)t / (double)h->t_total;
 }
 
+static int share_bad; /* share checks missed in this attempt */
+
 /* Check a share against the truth with the suite's tolerance. A miss is
 ** printed and counted; the test decides with again() whether the run was
 ** stalled enough to be tried once more (as tests/test_core.c does). */
-static int share_bad;
-
 #define SHARE_NEAR(what, prof, truth, pr, h)                                \
   do {                                                                     \
     double tol_ = share_tol_pp((truth) / 100, (double)(pr)->tallies,       \
@@ -64,12 +64,27 @@ static int again(const gt_host *h, int attempt) {
   T_FAIL("%d share(s) off by more than the tolerance", n);
 }
 
-/* The profile's exact total of primitive id lies within the host's
-** [inner, outer] bracket (widened for the clocks), and the calls agree. */
+/* The profile's total of primitive id against the host's: the calls
+** agree; an exact total lies within the host's [inner, outer] bracket
+** (widened for the clocks); an estimated one (cheap accounting, from the
+** samples that fell inside) within its sampling interval: 4 sigmas of n
+** samples of one interval each (n = truth / interval), plus the suite's
+** systematic and stall terms on the wall time. */
 static void prim_exact(const spy_profile *pr, const gt_host *h, int id) {
   const spy_profile_prim *pp = &pr->prims[id];
   const gt_prim_truth *t = &h->prims[id];
   T_EQ_INT(pp->calls, t->calls);
+  if (pp->flags & SPY_PRIM_ESTIMATED) {
+    double iv = (double)pr->interval_ns, tr = (double)t->inner_ns;
+    double tol = SIGMAS * iv * sqrt(tr / iv + 1) +
+                 (SYS_PP + STALL_PP * gt_stall(h)) / 100 * (double)pr->wall_ns;
+    if (fabs((double)pp->total_ns - tr) > tol) {
+      fprintf(stderr, "%s: estimated total %" PRIu64 " ns vs truth %.0f "
+              "(interval %.0f)\n", pp->name, pp->total_ns, tr, tol);
+      share_bad++;
+    }
+    return;
+  }
   double lo = (double)t->inner_ns * (1 - CLK_REL) - CLK_ABS_NS * t->calls;
   double hi = (double)t->outer_ns * (1 + CLK_REL) + CLK_ABS_NS * t->calls;
   if (!((double)pp->total_ns >= lo && (double)pp->total_ns <= hi))
@@ -82,7 +97,12 @@ static void prim_exact(const spy_profile *pr, const gt_host *h, int id) {
 static void parent_is(const spy_profile *pr, spy_frame_kind kind,
                       uint64_t key, spy_frame_kind pkind, uint64_t pkey) {
   uint32_t f = gt_find_frame(pr, kind, key);
-  T_ASSERT(f != SPY_NONE);
+  if (f == SPY_NONE) { /* never sampled: a starved run; retried */
+    fprintf(stderr, "frame %d:%" PRIu64 " not in the profile\n", (int)kind,
+            key);
+    share_bad++;
+    return;
+  }
   int seen = 0;
   for (size_t i = 0; i < pr->nnodes; i++) {
     if (pr->nodes[i].frame != f) continue;
@@ -197,7 +217,6 @@ RETRYING(callback_shares) {
              truth_share(h, h->t_prim[r.prim[0]]), pr, h);
   SHARE_NEAR("caller", prof_share(pr, SPY_FRAME_METHOD, K_MAIN),
              truth_share(h, h->t_method[K_MAIN]), pr, h);
-  T_ASSERT(truth_share(h, h->t_method[K_CMP]) > 50);
   parent_is(pr, SPY_FRAME_METHOD, K_CMP, SPY_FRAME_PRIM, r.prim[0]);
   parent_is(pr, SPY_FRAME_PRIM, r.prim[0], SPY_FRAME_METHOD, K_MAIN);
   prim_exact(pr, h, r.prim[0]);
@@ -620,6 +639,215 @@ static void restart_keeps_prim(void) {
   rig_free(&r, pr);
 }
 
+/* ------------------------------------------------------------------------
+** Cost reservoirs across threads; the headers in C++
+** --------------------------------------------------------------------- */
+
+static void noop_walk(void *ud, spy_stack *st) {
+  (void)ud;
+  spy_stack_push(st, 1);
+}
+
+typedef struct caller {
+  spy_profiler *p;
+  int prim;
+  uint64_t size;
+  int n;
+} caller;
+
+static void *call_many(void *arg) {
+  caller *c = arg;
+  spy_host hs = {NULL, noop_walk, NULL, NULL};
+  spy_vm *v;
+  T_EQ_INT(spy_attach(c->p, &hs, &v), 0);
+  for (int i = 0; i < c->n; i++) {
+    spy_prim_begin1(v, c->prim, c->size);
+    gt_burn_units(4);
+    spy_prim_end(v);
+  }
+  T_EQ_INT(spy_detach(v), 0);
+  return NULL;
+}
+
+/* Two threads call one primitive, one after the other, 20 000 times each
+** with operand sizes 1 and 2. The reservoir (4 096) must be a uniform
+** sample of all 40 000 calls: half of each size within 4 binomial sigmas
+** (3.1 pp). (Per-thread Algorithm R counted each thread's calls apart and
+** kept ~20 % of the first thread's.) */
+static void reservoir_threads(void) {
+  spy_profiler *p = new_prof(0, SPY_MODE_POLL, NULL);
+  int prim = spy_prim_register(p, "Prim>>shared", "n", SPY_PRIM_COST);
+  T_ASSERT(prim >= 0);
+  T_EQ_INT(spy_start(p), 0);
+  caller c1 = {p, prim, 1, 20000}, c2 = {p, prim, 2, 20000};
+  pthread_t t;
+  T_EQ_INT(pthread_create(&t, NULL, call_many, &c1), 0);
+  pthread_join(t, NULL);
+  T_EQ_INT(pthread_create(&t, NULL, call_many, &c2), 0);
+  pthread_join(t, NULL);
+  T_EQ_INT(spy_stop(p), 0);
+  spy_profile *pr = NULL;
+  T_EQ_INT(spy_profile_take(p, &pr), 0);
+  const spy_profile_prim *pp = &pr->prims[prim];
+  T_EQ_INT(pp->calls, 40000);
+  T_EQ_INT(pp->nobs, 4096);
+  size_t ones = 0;
+  for (size_t i = 0; i < pp->nobs; i++) ones += pp->obs[i].size[0] == 1;
+  double f = (double)ones / (double)pp->nobs;
+  T_NEAR(f, 0.5, 4 * sqrt(0.25 / 4096));
+  spy_profile_free(pr);
+  T_EQ_INT(spy_profiler_free(p), 0);
+}
+
+/* ------------------------------------------------------------------------
+** Cheap primitive accounting (the default)
+** --------------------------------------------------------------------- */
+
+/* A cost-recording primitive whose cost grows with its operand size,
+** called 60 000 times with sizes 1..4000. With cheap accounting only a
+** priority-sampled subset is timed. The kept observations must describe
+** the same cost function as every call the host timed itself: in each of
+** 8 size bins the median duration (robust to a preempted call) agrees
+** within 2 % + 50 ns, and the slope through the bins' medians within 2 %.
+** The reservoir is full. */
+static void fit_line(const double *x, const double *y, size_t n, double *a,
+                     double *b) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < n; i++)
+    sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i];
+  *b = ((double)n * sxy - sx * sy) / ((double)n * sxx - sx * sx);
+  *a = (sy - *b * sx) / (double)n;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median duration of the calls whose size falls in bin k of 8 over
+** 1..4000; xs/ys are sizes and durations. */
+static double bin_median(const double *xs, const double *ys, size_t n,
+                         int k, double *tmp) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if ((int)((xs[i] - 1) / 500) == k) tmp[m++] = ys[i];
+  if (m == 0) return 0;
+  qsort(tmp, m, sizeof *tmp, cmp_dbl);
+  return tmp[m / 2];
+}
+
+RETRYING(cheap_costs_unbiased) {
+  rig r;
+  rig_new(&r, NULL);
+  int prim = spy_prim_register(r.p, "Array>>fill:", "n", SPY_PRIM_COST);
+  T_ASSERT(prim >= 0 && prim < GT_MAX_PRIMS);
+  enum { CALLS = 60000 };
+  gt_call *log = calloc(CALLS, sizeof *log);
+  double *x = malloc(CALLS * sizeof *x), *y = malloc(CALLS * sizeof *y);
+  double *tmp = malloc(CALLS * sizeof *tmp);
+  T_ASSERT(log && x && y && tmp);
+  r.h->log = log;
+  r.h->log_cap = CALLS;
+  start(r.p, r.h, &r.ss);
+  gt_enter(r.h, K_MAIN);
+  uint64_t rng = 5;
+  for (int i = 0; i < CALLS; i++) {
+    uint64_t n = gt_rand_range(&rng, 1, 4000);
+    gt_prim(r.h, prim, 1, &n, 200 + n * 2); /* ~0.2 + 0.002 n us */
+  }
+  gt_leave(r.h);
+  spy_profile *pr = stop_take(r.p, r.h, &r.ss);
+  const spy_profile_prim *pp = &pr->prims[prim];
+  T_EQ_INT(pp->calls, CALLS);
+  T_ASSERT(pp->flags & SPY_PRIM_ESTIMATED);
+  T_EQ_INT(pp->nobs, 4096);
+  double tm[8], pm[8], c[8];
+  size_t m = r.h->log_n;
+  for (size_t i = 0; i < m; i++)
+    x[i] = (double)log[i].size[0], y[i] = (double)log[i].inner_ns;
+  for (int k = 0; k < 8; k++) tm[k] = bin_median(x, y, m, k, tmp);
+  for (size_t i = 0; i < pp->nobs; i++)
+    x[i] = (double)pp->obs[i].size[0], y[i] = (double)pp->obs[i].ns;
+  for (int k = 0; k < 8; k++) {
+    pm[k] = bin_median(x, y, pp->nobs, k, tmp);
+    c[k] = 250.0 + 500.0 * k;
+    if (fabs(pm[k] - tm[k]) > 0.02 * tm[k] + 50) {
+      fprintf(stderr, "size bin %d: median %.0f ns from the reservoir vs "
+              "%.0f from every call\n", k, pm[k], tm[k]);
+      share_bad++;
+    }
+  }
+  double ta, tb, pa, pb;
+  fit_line(c, tm, 8, &ta, &tb);
+  fit_line(c, pm, 8, &pa, &pb);
+  if (fabs(pb - tb) > 0.02 * tb) {
+    fprintf(stderr, "slope %.4f ns/element from the reservoir vs %.4f\n", pb,
+            tb);
+    share_bad++;
+  }
+  free(x), free(y), free(tmp), free(log);
+  r.h->log = NULL;
+  *retry = again(r.h, attempt);
+  rig_free(&r, pr);
+}
+
+/* Long calls among short ones (1 in 40 takes ~2 ms, the rest ~5 us), with
+** no call timed by cost sampling: the longest steps are still the long
+** calls, each measured from the first sample inside it: within half an
+** interval of the host's measurement when the marks come on time (a late
+** mark makes the estimate late by as much; stalled runs are retried). */
+RETRYING(cheap_longest) {
+  rig r;
+  rig_new(&r, NULL);
+  start(r.p, r.h, &r.ss);
+  gt_enter(r.h, K_MAIN);
+  uint64_t end = gt_now() + 400 * MS, n = 1;
+  for (int i = 0; gt_now() < end; i++) {
+    gt_prim(r.h, r.prim[1], 1, &n, i % 40 == 39 ? 2 * MS : 5 * US);
+    gt_work(r.h, 5 * US);
+  }
+  gt_leave(r.h);
+  spy_profile *pr = stop_take(r.p, r.h, &r.ss);
+  const gt_step *top;
+  int nt = gt_longest(r.h, &top);
+  size_t want = nt < 10 ? (size_t)nt : 10; /* 10 unless starved: retried */
+  if (want < 10 || pr->nsteps < want) share_bad++;
+  double tol = 0.5 * (double)pr->interval_ns + 20000 + CLK_ABS_NS;
+  for (size_t i = 0; i < want && i < pr->nsteps; i++) {
+    const spy_step *st = &pr->steps[i];
+    T_EQ_INT(st->prim, r.prim[1]);
+    int near = 0;
+    for (int j = 0; j < nt; j++)
+      if (fabs((double)st->ns - (double)top[j].inner_ns) <= tol) near = 1;
+    if (!near || st->ns < 1 * MS) {
+      fprintf(stderr, "step %zu: %" PRIu64 " ns matches no long call "
+              "within %.0f ns\n", i, st->ns, tol);
+      share_bad++;
+    }
+  }
+  *retry = again(r.h, attempt);
+  rig_free(&r, pr);
+}
+
+/* The public headers compile as C++11, 17 and 20 with warnings as errors
+** (interpreters are often C++). */
+static void headers_cxx(void) {
+  char cmd[2048];
+  for (int i = 0; i < 3; i++) {
+    static const char *std[] = {"c++11", "c++17", "c++20"};
+    snprintf(cmd, sizeof cmd,
+             "printf '#include <spyon.h>\n#include <spyon/hooks.h>\n"
+             "#include <spyon/profile.h>\nint main(){spy_poll(spy_vm_stopped());"
+             "return spy_nest_save(spy_vm_stopped());}\n' | "
+             "g++ -std=%s -Wall -Wextra -Werror -fsyntax-only -I%s/include "
+             "-x c++ - 2>&1", std[i], t_srcdir);
+    char *out = NULL;
+    int rc = t_run(cmd, &out);
+    if (rc != 0) T_FAIL("headers as %s: %s", std[i], out ? out : "");
+    free(out);
+  }
+}
+
 const struct spy_test t_contract[] = {
   {"callback_shares", callback_shares, 30},
   {"callback_nested", callback_nested, 30},
@@ -631,4 +859,8 @@ const struct spy_test t_contract[] = {
   {"polls_dense_sparse", polls_dense_sparse, 30},
   {"late_registration", late_registration, 30},
   {"restart_keeps_prim", restart_keeps_prim, 30},
+  {"reservoir_threads", reservoir_threads, 30},
+  {"cheap_costs_unbiased", cheap_costs_unbiased, 60},
+  {"cheap_longest", cheap_longest, 30},
+  {"headers_cxx", headers_cxx, 60},
   {0}};

@@ -43,6 +43,18 @@ static inline spy_profiler *new_prof(uint64_t interval_ns, spy_mode mode,
   return p;
 }
 
+/* The same with exact primitive accounting (every call timed): for the
+** tests of exact figures. */
+static inline spy_profiler *new_exact(spy_mode mode, spy_options *o) {
+  spy_options def;
+  if (!o) {
+    spy_options_init(&def);
+    o = &def;
+  }
+  o->exact_prims = 1;
+  return new_prof(0, mode, o);
+}
+
 /* Host and profiler timestamps around start and stop, to bracket wall_ns. */
 typedef struct session {
   uint64_t start0, start1, stop0, stop1;

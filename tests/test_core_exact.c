@@ -35,7 +35,7 @@ static void check_bracket(const char *what, uint64_t d, uint64_t inner,
 ** primitive node sits under the method that called it; the counts match the
 ** operand sizes declared at registration. */
 static void prims_exact(void) {
-  spy_profiler *p = new_prof(0, SPY_MODE_POLL, NULL);
+  spy_profiler *p = new_exact(SPY_MODE_POLL, NULL);
   gt_host *h;
   gt_std s;
   session ss;
@@ -75,7 +75,7 @@ static void prims_exact(void) {
 ** leaf's share equals the truth, and every GC node hangs under the method
 ** that triggered it (Alloc>>new). */
 static void gc_truth(void) {
-  spy_profiler *p = new_prof(0, SPY_MODE_POLL, NULL);
+  spy_profiler *p = new_exact(SPY_MODE_POLL, NULL);
   gt_host *h;
   gt_std s;
   session ss;
@@ -111,7 +111,7 @@ static void gc_truth(void) {
 ** the brackets, and the region frames' tree totals equal the truth within
 ** the sampling tolerance. */
 static void regions_exact(void) {
-  spy_profiler *p = new_prof(0, SPY_MODE_POLL, NULL);
+  spy_profiler *p = new_exact(SPY_MODE_POLL, NULL);
   int rl = spy_region_register(p, "load");
   int rp = spy_region_register(p, "parse");
   T_ASSERT(rl >= 0 && rp >= 0 && rl != rp);
@@ -168,6 +168,11 @@ static void regions_exact(void) {
   T_EQ_STR(pr->frames[fl].name, "load");
   const gt_region_truth *tl = &h->regions[rl][0];
   double tr = 100.0 * (double)tl->inner_ns / (double)h->t_total;
+  if (getenv("SPY_DEBUG_TREE")) {
+    spy_report_options ro;
+    spy_report_options_init(&ro);
+    spy_report_text(pr, stderr, &ro);
+  }
   T_NEAR(100.0 * (double)gt_frame_total(pr, fl) / den, tr,
          share_tol_pp(tr / 100, n, gt_stall(h)));
   spy_profile_free(pr);
@@ -187,7 +192,7 @@ static void cost_reservoir(void) {
   spy_options o;
   spy_options_init(&o);
   o.reservoir = 256;
-  spy_profiler *p = new_prof(0, SPY_MODE_POLL, &o);
+  spy_profiler *p = new_exact(SPY_MODE_POLL, &o);
   int pc = spy_prim_register(p, "Array>>sum", "seq,n", SPY_PRIM_COST);
   int pn = spy_prim_register(p, "Array>>size", "n", 0);
   T_ASSERT(pc >= 0 && pn >= 0);
@@ -283,7 +288,7 @@ static int gc_matches(const spy_step *st, const gt_step *g) {
 }
 
 static void longest_steps(void) {
-  spy_profiler *p = new_prof(0, SPY_MODE_POLL, NULL);
+  spy_profiler *p = new_exact(SPY_MODE_POLL, NULL);
   int ph = spy_prim_register(p, "Blob>>hash", "seq,n", 0);
   T_ASSERT(ph >= 0);
   gt_host *h = gt_new(p);
@@ -388,7 +393,7 @@ static void depth_cap(void) {
   spy_options o;
   spy_options_init(&o);
   o.max_depth = 16;
-  spy_profiler *p = new_prof(0, SPY_MODE_POLL, &o);
+  spy_profiler *p = new_exact(SPY_MODE_POLL, &o);
   gt_host *h = gt_new(p);
   h->eager_names = 0;
   char nm[32];
@@ -446,7 +451,7 @@ static void depth_cap(void) {
 /* Stop, idle 200 ms, start again: the same profile continues and wall_ns
 ** counts only the two profiled periods (2 x ~150 ms, not ~500 ms). */
 static void restart_continues(void) {
-  spy_profiler *p = new_prof(0, SPY_MODE_POLL, NULL);
+  spy_profiler *p = new_exact(SPY_MODE_POLL, NULL);
   gt_std s;
   T_EQ_INT(gt_std_register(p, &s), 0);
   gt_host *h = gt_new(p);
@@ -494,7 +499,7 @@ static void clock_fallback(void) {
   spy_options o;
   spy_options_init(&o);
   o.force_clock_gettime = 1;
-  spy_profiler *p = new_prof(0, SPY_MODE_POLL, &o);
+  spy_profiler *p = new_exact(SPY_MODE_POLL, &o);
   gt_host *h;
   gt_std s;
   session ss;

@@ -196,6 +196,7 @@ static uint32_t marks(spy_vm *v, uint64_t d, spyH_place *m) {
       kind = b->kind == SPYH_B_PRIM ? SPY_FRAME_PRIM : SPY_FRAME_GC;
       at = (int32_t)i < last_cb && b->depth != SPYH_DEPTH_UNKNOWN ? b->depth
                                                                    : d;
+      if ((int32_t)i > last_cb) kind |= SPYH_PLACE_RUNNING;
     }
     if (at > d) at = d;
     if (at < prev) at = prev;
@@ -289,21 +290,19 @@ static void maybe_step(spy_vm *v, uint8_t kind, int32_t prim, uint64_t dur,
   emit(v, SPYH_REC_STEP, dur, prim, kind, nsizes, size);
 }
 
-/* Offer one call to the primitive's reservoir: the first `reservoir` calls
-** always, the nth after that with probability reservoir/n (the producer's
-** half of Algorithm R; the sampler picks which kept one it replaces). */
-static void offer_obs(spy_vm *v, int32_t prim, uint64_t nth, uint64_t dur,
+/* A uniform 64-bit draw (xorshift64): reservoir priorities. */
+static inline uint64_t draw(spy_vm *v) {
+  uint64_t x = v->rng;
+  x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+  return v->rng = x;
+}
+
+/* Offer one timed call to the primitive's reservoir (priority sampling,
+** the producer's half; sampler/agg.c keeps the smallest priorities): only
+** a priority below the sampler's published threshold can be kept. */
+static void offer_obs(spy_vm *v, int32_t prim, uint64_t prio, uint64_t dur,
                       uint32_t gcs, unsigned nsizes, const uint64_t *size) {
-  uint64_t k = v->cfg->reservoir;
-  if (k == 0) return;
-  if (nth > k) {
-    uint64_t x = v->rng; /* xorshift64 */
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    v->rng = x;
-    /* Keep it with probability k/nth: x * nth / 2^64 is uniform in
-    ** [0, nth), without a 64-bit division. */
-    if ((uint64_t)(((unsigned __int128)x * nth) >> 64) >= k) return;
-  }
+  if (v->cfg->reservoir == 0 || prio >= ld(&v->cfg->obs_tau[prim])) return;
   spyH_obs_rec *r = spyH_ring_reserve(&v->obs_ring, sizeof *r);
   if (!r) {
     add(&v->obs_dropped, 1);
@@ -313,7 +312,7 @@ static void offer_obs(spy_vm *v, int32_t prim, uint64_t nth, uint64_t dur,
   r->prim = (uint32_t)prim;
   r->gc = gcs;
   r->ticks = dur;
-  r->nth = nth;
+  r->prio = prio;
   for (unsigned i = 0; i < 4; i++) r->size[i] = i < nsizes ? size[i] : 0;
   spyH_ring_commit(&v->obs_ring, r);
 }
@@ -335,10 +334,16 @@ static int gc_below(const spy_vm *v, uint32_t i) {
   return 0;
 }
 
-/* Close the innermost bracket at `now`: pop it, then do what its end hook
-** does with its figures. Untracked brackets (deeper than SPY_NEST_MAX) are
-** only counted down. */
-static void close_top(spy_vm *v, uint64_t now) {
+/* The time now, read at most once per hook: *now is 0 until read. */
+static inline uint64_t clock_once(uint64_t *now) {
+  if (!*now) *now = spyH_now();
+  return *now;
+}
+
+/* Close the innermost bracket at *now (read here if not yet and needed):
+** pop it, then do what its end hook does with its figures. Untracked
+** brackets (deeper than SPY_NEST_MAX) are only counted down. */
+static void close_top(spy_vm *v, uint64_t *now) {
   uint32_t i = v->nest - 1;
   set_nest(v, i);
   if (i >= SPY_NEST_MAX) return;
@@ -347,26 +352,29 @@ static void close_top(spy_vm *v, uint64_t now) {
   switch (b.kind) {
   case SPYH_B_PRIM: {
     if (b.id < 0) break;
-    uint64_t dur = own(&b, now);
     spyH_pstat *ps = &v->pstat[b.id];
-    uint64_t nth = ld(&ps->calls) + 1;
-    st(&ps->calls, nth);
-    add(&ps->ticks, dur);
+    st(&ps->calls, ld(&ps->calls) + 1);
+    if (!b.timed) break; /* cheap accounting: a call no sample fell in */
+    uint64_t dur = own(&b, clock_once(now));
+    if (v->cfg->exact_prims) add(&ps->ticks, dur);
     if (dur > ld(&ps->max)) st(&ps->max, dur);
-    if (v->cfg->prim_flags[b.id] & SPY_PRIM_COST)
-      offer_obs(v, b.id, nth, dur, (uint32_t)ld(&v->gc_count) - b.gc0,
-                b.nsizes, b.size);
+    if (b.timed == 2 && (v->cfg->prim_flags[b.id] & SPY_PRIM_COST))
+      offer_obs(v, b.id, v->cfg->exact_prims ? draw(v) : b.prio, dur,
+                (uint32_t)ld(&v->gc_count) - b.gc0, b.nsizes, b.size);
     maybe_step(v, SPY_STEP_PRIM, b.id, dur, b.nsizes, b.size);
     break;
   }
   case SPYH_B_CALLBACK: {
     spyH_bracket *o = owner_of(v, i);
-    if (o) o->excl += now > b.t0 ? now - b.t0 : 0;
+    if (o && o->timed && b.t0) {
+      uint64_t t = clock_once(now);
+      o->excl += t > b.t0 ? t - b.t0 : 0;
+    }
     break;
   }
   case SPYH_B_GC: {
     if (gc_below(v, i)) break;
-    uint64_t dur = own(&b, now);
+    uint64_t dur = own(&b, clock_once(now));
     add(&v->gc_count, 1);
     add(&v->gc_ticks, dur);
     if (dur > ld(&v->gc_max)) st(&v->gc_max, dur);
@@ -384,7 +392,8 @@ static void close_top(spy_vm *v, uint64_t now) {
       break;
     }
     r->h.type = SPYH_REC_REGION;
-    r->ticks = now > b.t0 ? now - b.t0 : 0;
+    uint64_t t = clock_once(now);
+    r->ticks = t > b.t0 ? t - b.t0 : 0;
     r->n = n;
     r->pad_ = 0;
     int32_t *ids = (int32_t *)(r + 1);
@@ -526,11 +535,31 @@ static uint64_t due(spy_vm *v, uint64_t now) {
 /* A hook's first act: a marked sample is charged to the state before the
 ** hook changes it. Polls take marks in both modes, the other hooks only
 ** in poll mode. */
-static inline void take_due(spy_vm *v, uint64_t now, int is_poll) {
+static void take_due(spy_vm *v, uint64_t now, int is_poll) {
   if (!is_poll && !poll_mode(v)) return;
   if (!spyH_take(v)) return;
+  uint64_t before = v->last;
   uint64_t w = due(v, now);
-  if (w) emit_sample(v, w);
+  if (!w) return;
+  /* Cheap accounting: primitives that run now and were not timed began
+  ** after the previous sample (which would have timed them) and before
+  ** the first grid point after it: start their clock half way. */
+  uint64_t est = before + v->cfg->interval / 2;
+  if (est > now) est = now;
+  for (uint32_t i = tracked(v); i-- > 0;) {
+    spyH_bracket *b = &v->b[i];
+    if (b->kind == SPYH_B_CALLBACK) break;
+    if (b->kind == SPYH_B_PRIM && !b->timed) {
+      b->timed = 1;
+      b->t0 = est;
+    }
+  }
+  emit_sample(v, w);
+}
+
+/* Is a sample due? (the hooks read the clock only then, or when timing) */
+static inline int trap_set(spy_vm *v) {
+  return SPY_UNLIKELY(__atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED) != 0);
 }
 
 /* Charge a stop made by another thread, once, to what ran until it. */
@@ -581,9 +610,14 @@ void spyH_quiet(spy_vm *v) {
 ** ~10-15 ns: rather than two more reads in each call to measure the hooks'
 ** own cost, time every 256th call and count it 256 times. Such a hook
 ** takes tens of nanoseconds; a timing above the cap (2 us) is the thread
-** being interrupted, not the hook, and would be multiplied by 256. */
-static inline void sample_cost(spy_vm *v, uint64_t t0) {
-  if (SPY_UNLIKELY((++v->hook_n & 255) == 0)) {
+** being interrupted, not the hook, and would be multiplied by 256. Returns
+** the start time of a measured call, else 0. */
+static inline uint64_t cost_begin(spy_vm *v) {
+  return SPY_UNLIKELY((++v->hook_n & 255) == 0) ? spyH_now() : 0;
+}
+
+static inline void cost_end(spy_vm *v, uint64_t t0) {
+  if (SPY_UNLIKELY(t0 != 0)) {
     uint64_t d = spyH_now() - t0;
     d = d > spyH_clock.read_cost ? d - spyH_clock.read_cost : 0;
     add(&v->hook_ticks, (d < v->cfg->hook_cap ? d : v->cfg->hook_cap) * 256);
@@ -610,31 +644,53 @@ void spy_poll_slow_(spy_vm *v) {
   add(&v->hook_ticks, spyH_now() - t0);
 }
 
+/* Cheap accounting (the default) reads the clock here only when a sample
+** is due, when this call is timed, or to measure the hook itself. A call
+** is timed when exact_prims is on, or when the primitive records cost
+** observations and the call's priority falls under the reservoir's
+** threshold (so the timed calls are the ones that could be kept). */
 void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
                           uint64_t s1, uint64_t s2, uint64_t s3) {
-  uint64_t t0 = spyH_now(), start = t0;
+  uint64_t tc = cost_begin(v);
   if (!enter(v)) return;
-  if (SPY_UNLIKELY(__atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED))) {
-    take_due(v, t0, 0);
+  const spyH_cfg *c = v->cfg;
+  uint64_t start = 0;
+  if (trap_set(v)) {
+    uint64_t t = tc ? tc : spyH_now();
+    take_due(v, t, 0);
     start = spyH_now(); /* the primitive's time excludes this sample */
-    add(&v->hook_ticks, start - t0);
+    add(&v->hook_ticks, start - t);
   }
-  spyH_bracket *b = open_bracket(v, SPYH_B_PRIM, start);
+  uint32_t np = atomic_load_explicit(&c->nprims, memory_order_acquire);
+  int32_t id = prim >= 0 && (uint32_t)prim < np ? prim : -1;
+  uint8_t timed = 0;
+  uint64_t prio = 0;
+  if (c->exact_prims) {
+    timed = 2;
+  } else if (id >= 0 && (c->prim_flags[id] & SPY_PRIM_COST) && c->reservoir) {
+    prio = draw(v);
+    timed = prio < ld(&c->obs_tau[id]) ? 2 : 0;
+  }
+  spyH_bracket *b = open_bracket(v, SPYH_B_PRIM, 0);
   if (b) {
-    uint32_t np = atomic_load_explicit(&v->cfg->nprims, memory_order_acquire);
-    b->id = prim >= 0 && (uint32_t)prim < np ? prim : -1;
+    b->id = id;
     b->nsizes = (uint8_t)(n <= 4 ? n : 4);
     b->size[0] = s0, b->size[1] = s1, b->size[2] = s2, b->size[3] = s3;
-    b->gc0 = (uint32_t)ld(&v->gc_count);
+    b->timed = timed;
+    b->prio = prio;
+    if (timed) {
+      b->gc0 = (uint32_t)ld(&v->gc_count);
+      b->t0 = start ? start : spyH_now();
+    }
     changed(v);
   }
-  sample_cost(v, t0);
+  cost_end(v, tc);
 }
 
 /* Close brackets down to and including the innermost one of `kind`; a
 ** mismatched end (nothing of that kind open) is ignored. Brackets above it
 ** were left open by the host: they end here too. */
-static void end_kind(spy_vm *v, uint8_t kind, uint64_t now) {
+static void end_kind(spy_vm *v, uint8_t kind, uint64_t *now) {
   uint32_t nt = tracked(v);
   if (v->nest > nt) { /* the innermost are untracked: assume they match */
     set_nest(v, v->nest - 1);
@@ -647,24 +703,31 @@ static void end_kind(spy_vm *v, uint8_t kind, uint64_t now) {
 }
 
 void spy_prim_end_slow_(spy_vm *v) {
-  uint64_t t0 = spyH_now();
+  uint64_t tc = cost_begin(v);
   if (!enter(v) || v->nest == 0) return;
-  take_due(v, t0, 0);
-  end_kind(v, SPYH_B_PRIM, t0);
-  sample_cost(v, t0);
+  uint64_t now = tc;
+  if (trap_set(v)) take_due(v, clock_once(&now), 0);
+  end_kind(v, SPYH_B_PRIM, &now);
+  cost_end(v, tc);
 }
 
+/* The clock is read only when a sample is due or the primitive that calls
+** back is timed (its own time excludes the callback's). */
 void spy_callback_begin_slow_(spy_vm *v) {
-  uint64_t t0 = spyH_now();
+  uint64_t tc = cost_begin(v);
   if (!enter(v)) return;
-  take_due(v, t0, 0);
+  uint64_t now = tc;
+  if (trap_set(v)) take_due(v, clock_once(&now), 0);
   /* Place the brackets the callback runs above: their depth is the
   ** stack's now (the walker reports the same stack at every hook of one
   ** primitive). Found once per primitive call, at its first callback. */
+  spyH_bracket *own_b = NULL;
   for (uint32_t i = tracked(v); i-- > 0;) {
     spyH_bracket *b = &v->b[i];
     if (b->kind == SPYH_B_CALLBACK) break;
-    if (b->kind == SPYH_B_REGION || b->depth != SPYH_DEPTH_UNKNOWN) continue;
+    if (b->kind == SPYH_B_REGION) continue;
+    if (!own_b) own_b = b;
+    if (b->depth != SPYH_DEPTH_UNKNOWN) continue;
     uint64_t d = walk(v);
     for (uint32_t j = i + 1; j-- > 0;) {
       if (v->b[j].kind == SPYH_B_CALLBACK) break;
@@ -672,25 +735,27 @@ void spy_callback_begin_slow_(spy_vm *v) {
     }
     break;
   }
-  uint64_t t1 = spyH_now();
+  uint64_t t1 = own_b && own_b->timed ? spyH_now() : 0;
   open_bracket(v, SPYH_B_CALLBACK, t1);
   changed(v);
-  add(&v->hook_ticks, t1 - t0);
+  cost_end(v, tc);
 }
 
 void spy_callback_end_slow_(spy_vm *v) {
-  uint64_t t0 = spyH_now();
+  uint64_t tc = cost_begin(v);
   if (!enter(v) || v->nest == 0) return;
-  take_due(v, t0, 0);
-  end_kind(v, SPYH_B_CALLBACK, t0);
-  add(&v->hook_ticks, spyH_now() - t0);
+  uint64_t now = tc;
+  if (trap_set(v)) take_due(v, clock_once(&now), 0);
+  end_kind(v, SPYH_B_CALLBACK, &now);
+  cost_end(v, tc);
 }
 
 void spy_nest_unwind_slow_(spy_vm *v, unsigned saved) {
   uint64_t t0 = spyH_now();
   if (!enter(v)) return;
   take_due(v, t0, 0);
-  while (v->nest > saved) close_top(v, t0);
+  uint64_t now = t0;
+  while (v->nest > saved) close_top(v, &now);
   add(&v->hook_ticks, spyH_now() - t0);
 }
 
@@ -735,7 +800,11 @@ void spy_gc_begin_slow_(spy_vm *v) {
   if (!enter(v)) return;
   take_due(v, t0, 0);
   uint64_t t1 = spyH_now();
-  if (open_bracket(v, SPYH_B_GC, t1)) changed(v);
+  spyH_bracket *b = open_bracket(v, SPYH_B_GC, t1);
+  if (b) {
+    b->timed = 2;
+    changed(v);
+  }
   add(&v->hook_ticks, t1 - t0);
 }
 
@@ -743,7 +812,8 @@ void spy_gc_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
   if (!enter(v) || v->nest == 0) return;
   take_due(v, t0, 0);
-  end_kind(v, SPYH_B_GC, t0);
+  uint64_t now = t0;
+  end_kind(v, SPYH_B_GC, &now);
   add(&v->hook_ticks, spyH_now() - t0);
 }
 
@@ -767,6 +837,7 @@ void spy_region_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
   if (!enter(v) || v->nest == 0) return;
   take_due(v, t0, 0);
-  end_kind(v, SPYH_B_REGION, t0);
+  uint64_t now = t0;
+  end_kind(v, SPYH_B_REGION, &now);
   add(&v->hook_ticks, spyH_now() - t0);
 }

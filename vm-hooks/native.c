@@ -117,7 +117,21 @@ int spyH_native_installed(void) {
   return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigprof;
 }
 
+/* libunwind sets itself up (its per-thread cache, the first lookups of
+** the unwind tables, dl_iterate_phdr) the first time it unwinds in a
+** thread. That must not happen inside the handler, which may interrupt
+** malloc or the dynamic loader: unwind this thread once here, outside. */
+static void prime_unwinder(void) {
+  unw_context_t ctx;
+  unw_cursor_t cur;
+  if (unw_getcontext(&ctx) != 0) return;
+  if (unw_init_local(&cur, &ctx) < 0) return;
+  for (int i = 0; i < 4 && unw_step(&cur) > 0; i++) {
+  }
+}
+
 void spyH_native_bind(spy_vm *v) {
+  prime_unwinder();
   atomic_signal_fence(memory_order_seq_cst);
   tl_vm = v;
   atomic_signal_fence(memory_order_seq_cst);

@@ -28,12 +28,16 @@ typedef struct spyH_cfg {
   uint32_t max_prims;
   atomic_uint nprims;        /* registered so far (grows while running) */
   const unsigned *prim_flags;/* [max_prims], SPY_PRIM_* */
+  atomic_uint_least64_t *obs_tau; /* [max_prims]: the sampler keeps the
+                                     calls of priority below this (its
+                                     reservoir's largest once full) */
   uint32_t max_regions;
   atomic_uint nregions;
   atomic_uint_least64_t epoch;  /* bumped by every spy_start */
   atomic_uint_least64_t origin; /* start of the current run, ticks */
   int native;                /* spy_options.native_stacks */
   uint32_t stack_copy;       /* spy_options.stack_copy */
+  int exact_prims;           /* spy_options.exact_prims */
   uint32_t saved_processes;  /* spy_options.saved_processes */
   uint64_t native_interval;  /* ticks */
 } spyH_cfg;
@@ -50,8 +54,11 @@ enum {
 
 /* A bracket's place in a sample's path: the frame (a primitive, GC or
 ** region) goes after the first `depth` frames from the root. */
+#define SPYH_PLACE_RUNNING 0x100u /* in kind: the bracket takes the sample
+                                    (not waiting on a callback) */
 typedef struct spyH_place {
-  uint32_t kind;   /* SPY_FRAME_PRIM, SPY_FRAME_GC or SPY_FRAME_REGION */
+  uint32_t kind;   /* SPY_FRAME_PRIM, SPY_FRAME_GC or SPY_FRAME_REGION, with
+                      SPYH_PLACE_RUNNING */
   int32_t id;      /* primitive or region id; -1: unknown (not shown) */
   uint64_t depth;
 } spyH_place;
@@ -93,7 +100,7 @@ typedef struct spyH_obs_rec {
   uint32_t prim;
   uint32_t gc;
   uint64_t ticks;
-  uint64_t nth;      /* this call was the nth offered by this thread */
+  uint64_t prio;     /* its priority: uniform, smaller is kept first */
   uint64_t size[4];
 } spyH_obs_rec;
 
@@ -117,13 +124,16 @@ enum { SPYH_B_PRIM = 1, SPYH_B_CALLBACK, SPYH_B_GC, SPYH_B_REGION };
 typedef struct spyH_bracket {
   uint8_t kind;      /* SPYH_B_* */
   uint8_t nsizes;    /* PRIM */
-  uint16_t pad_;
+  uint8_t timed;     /* PRIM, GC: 2 both ends read the clock (exact); 1 t0
+                        estimated at the first sample inside; 0 untimed */
+  uint8_t pad_;
   int32_t id;        /* PRIM, REGION: the id, or -1 if out of range */
   uint32_t gc0;      /* PRIM: the thread's GC count at begin */
   uint32_t pad2_;
   uint64_t depth;    /* stack depth at begin (REGION: always known; PRIM,
                         GC: found when a callback begins above it) */
-  uint64_t t0;       /* when it began (ticks) */
+  uint64_t t0;       /* when it began (ticks; see timed) */
+  uint64_t prio;     /* PRIM, timed: its cost-observation priority */
   uint64_t excl;     /* PRIM, GC: ticks not its own (callbacks, switched
                         out) */
   uint64_t size[4];  /* PRIM */
