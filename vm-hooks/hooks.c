@@ -562,14 +562,21 @@ static inline int trap_set(spy_vm *v) {
   return SPY_UNLIKELY(__atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED) != 0);
 }
 
-/* Charge a stop made by another thread, once, to what ran until it. */
-static void settle_stop(spy_vm *v) {
-  uint64_t fin = spyH_take_final(v);
-  if (!fin) return;
+/* A stop made by another thread at `fin`: charge what ran until it, in
+** the run it ended (adopted first if this thread never ran a slow path in
+** it). Returns that run's epoch. */
+static uint64_t charge_stop(spy_vm *v, uint64_t fin) {
   uint64_t e = ld(&v->stop_epoch);
   if (e != v->epoch) adopt_run(v, e, ld(&v->stop_origin));
   spyH_final(v, fin);
-  if (!spyH_go_quiet(v, e)) v->tracking = 0;
+  return e;
+}
+
+/* Settle a stop made by another thread, once, then turn quiet unless a new
+** run has begun. */
+static void settle_stop(spy_vm *v) {
+  uint64_t fin = spyH_take_final(v);
+  if (fin && !spyH_go_quiet(v, charge_stop(v, fin))) v->tracking = 0;
 }
 
 /* Entry to every slow path (never reached for the stopped stand-in, which
@@ -584,11 +591,7 @@ static int enter(spy_vm *v) {
 
 void spyH_settle(spy_vm *v, uint64_t until) {
   uint64_t fin = spyH_take_final(v); /* a stop made elsewhere comes first */
-  if (fin) {
-    uint64_t e = ld(&v->stop_epoch);
-    if (e != v->epoch) adopt_run(v, e, ld(&v->stop_origin));
-    spyH_final(v, fin);
-  }
+  if (fin) charge_stop(v, fin);
   sync_epoch(v);
   spyH_final(v, until);
 }
