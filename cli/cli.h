@@ -1,22 +1,67 @@
 /*
 ** cli/cli.h: the subcommands of the spyon command. Each takes the argument
 ** vector from its own name on (argv[0] is the subcommand or "spyon") and
-** returns the process exit status: 0 success, 1 failure, 2 bad usage or
-** input. Each prints one clear line on stderr for an error.
+** returns the process exit status: 0 success, 1 failure (a file that
+** cannot be read, is corrupt or cannot be written), 2 bad usage (an
+** option, a malformed script or CSV), 128+N after signal N stopped a run.
+** Each prints one clear line on stderr for an error. Options are parsed
+** by cli/opt.c from one table per command.
 */
 #ifndef SPY_CLI_H
 #define SPY_CLI_H
 
+#include <stdio.h>
+
+#include <spyon.h>
+#include <spyon/profile.h>
+
+#include "cli/opt.h"
+
 int cli_report(int argc, char **argv); /* spyon report FILE.spy */
 int cli_diff(int argc, char **argv);   /* spyon diff A.spy B.spy */
 int cli_costs(int argc, char **argv);  /* spyon costs FILE.spy|FILE.csv */
-int cli_run(int argc, char **argv);    /* spyon [options] SCRIPT.st */
+int cli_run(int argc, char **argv);    /* spyon [options] SCRIPT [args] */
 
-/* Parse a non-negative decimal number for option `opt`; on error print
-** "spyon: OPT: bad number 'ARG'" and return -1. */
-double cli_number(const char *opt, const char *arg);
+/* ---- running a script: options shared by every host ----------------- */
 
-/* cli_number for a percentage: also -1, with a message, above 100. */
-double cli_percent(const char *opt, const char *arg);
+typedef struct cli_run_opts {
+  const char *out;    /* -o */
+  double interval_us; /* -i */
+  double threshold;   /* --threshold */
+  int mode;           /* --mode: SPY_MODE_* */
+  int json, profile;  /* --json, !--no-profile */
+  int native;         /* --native */
+  double native_us;   /* --native-interval */
+} cli_run_opts;
+
+/* An interpreter spyon can run scripts with, chosen by the script's file
+** name ending (cli/run.c's table; the first entry is the default). The
+** host runs one script with the profiler configured by so (NULL with
+** --no-profile) and hands back the profile taken (*out, NULL if none) and
+** the script's exit status; `interrupt` is called from a signal handler
+** (SIGINT, SIGTERM, SIGHUP) and must be async-signal-safe. */
+typedef struct cli_host {
+  const char *ext;  /* ".st" */
+  const char *what; /* "Smalltalk", for messages */
+  int (*run)(const char *script, int argc, char **argv,
+             const spy_options *so, spy_profile **out);
+  void (*interrupt)(void);
+} cli_host;
+
+/* Has a stop signal arrived since the run began? (For a host that makes
+** its interpreter after the signal handlers are installed.) */
+int cli_stop_requested(void);
+
+/* Refuse an output path before anything runs: a directory, a path that
+** cannot be created or replaced, or the same file as one of the inputs
+** (device and inode: links and other spellings are seen through). Prints
+** "PROG: ..." and returns 2, or returns 0. */
+int cli_check_output(const char *prog, const char *out,
+                     const char *const *inputs, int ninputs);
+
+/* Write a report to path atomically (or stdout when path is NULL or "-")
+** by calling write(f, ctx); 0, or 1 after printing "PROG: ...". */
+int cli_write_to(const char *prog, const char *path,
+                 int (*write)(FILE *f, void *ctx), void *ctx);
 
 #endif

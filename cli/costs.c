@@ -5,8 +5,10 @@
 */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,79 +22,6 @@
 #include "cli/cli.h"
 #include "cost/plot.h"
 
-static void usage(FILE *f) {
-  fputs(
-      "usage: spyon costs FILE.spy|FILE.csv [options]\n"
-      "output:\n"
-      "  --format table|csv|json    what to print (default table)\n"
-      "  -o FILE                    write to FILE instead of stdout\n"
-      "  --codegen c                write a C header of integer cost "
-      "functions\n"
-      "  --unit ns|us|ms|NAME=NS    unit of the generated costs (e.g. "
-      "gas=2.5)\n"
-      "  --codegen-model bound|typical   which model to compile (bound)\n"
-      "  --prefix PREFIX            generated function prefix (spy_cost_)\n"
-      "  --plot DIR                 one SVG per primitive in DIR\n"
-      "  --plot-format svg|png      picture format of --plot (svg)\n"
-      "what to fit:\n"
-      "  --primitive NAME           only this primitive (repeatable)\n"
-      "  --model [PRIM=]EXPR        a model, e.g. 'c0 + c1*a*b' "
-      "(repeatable)\n"
-      "  --family [PRIM=]NAME       force a built-in family\n"
-      "  --families LIST            choose among these families only\n"
-      "  --breaks K1,K2,...         add the piecewise-linear family\n"
-      "  --no-extras                ignore extra predictor columns (gc)\n"
-      "  --min-calls N              fit only primitives with N calls (8)\n"
-      "how:\n"
-      "  --solver NAME              median|ols|wls|ridge|huber|bisquare|"
-      "nnls|quantile\n"
-      "  --tau T                    level of --solver quantile (0.5)\n"
-      "  --ridge LAMBDA             penalty of --solver ridge (0.001)\n"
-      "  --allow-negative           do not keep coefficients >= 0\n"
-      "  --confidence D             level of the upper bound (0.95)\n"
-      "  --no-compare               skip seed 002's algorithms 1 and 2\n"
-      "  --holdout F                calls held out to check bounds (0.2)\n"
-      "  --folds K                  cross-validation folds (5)\n"
-      "  --select-rows N            calls used for selection (2048)\n"
-      "  --bootstrap B              bootstrap replicates, 0 for none (200)\n"
-      "  --level L                  interval level (0.95)\n"
-      "  --cull NSIGMA              drop calls beyond NSIGMA robust sigmas\n"
-      "  --seed S                   random seed (1)\n"
-      "  --threads N                primitives fitted in parallel (CPUs)\n"
-      "  --csv                      read FILE as CSV whatever its name\n"
-      "  --export-csv OUT.csv       write the observations as CSV, no "
-      "fitting\n"
-      "  --list-families            print the built-in families\n"
-      "See docs/costs.md.\n",
-      f);
-}
-
-static int fail(const char *fmt, const char *arg) {
-  fprintf(stderr, "spyon costs: ");
-  fprintf(stderr, fmt, arg);
-  fputc('\n', stderr);
-  return 2;
-}
-
-/* A number in [lo, hi]; a trailing % divides by 100. */
-static int number(const char *opt, const char *arg, double lo, double hi,
-                  double *out) {
-  char *end;
-  errno = 0;
-  double v = arg ? strtod(arg, &end) : NAN;
-  if (arg && end != arg && *end == '%' && end[1] == '\0') {
-    v /= 100;
-    end++;
-  }
-  if (!arg || !*arg || *end || errno || !(v >= lo && v <= hi)) {
-    fprintf(stderr, "spyon costs: %s: bad value '%s'\n", opt,
-            arg ? arg : "");
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
-
 static int ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), m = strlen(suf);
   return n >= m && strcasecmp(s + n - m, suf) == 0;
@@ -101,9 +30,11 @@ static int ends_with(const char *s, const char *suf) {
 #define MAXLIST 256
 
 typedef struct args {
-  const char *input, *format, *output, *codegen, *unit, *plot, *prefix;
+  const char *input, *output, *unit, *plot, *prefix;
   const char *export_csv;
-  int typical, force_csv, png;
+  int format;  /* 0 table, 1 csv, 2 json */
+  int codegen; /* -1 none, 0 C */
+  int typical, force_csv, png, list;
   const char *only[MAXLIST];
   size_t nonly;
   spy_cost_model_spec models[MAXLIST];
@@ -141,185 +72,252 @@ static int add_model(args *a, const char *arg, const char *prefix) {
   return 0;
 }
 
-static int solver_by_name(const char *s, spy_cost_solver *out) {
-  static const char *const n[] = {"median", "ols", "wls", "ridge",
-                                  "huber", "bisquare", "nnls", "quantile"};
-  for (int i = 0; i < 8; i++)
-    if (!strcmp(s, n[i])) {
-      *out = (spy_cost_solver)i;
-      return 0;
-    }
-  return -1;
+static int fail(const char *fmt, const char *arg) {
+  fprintf(stderr, "spyon costs: ");
+  fprintf(stderr, fmt, arg);
+  fputc('\n', stderr);
+  return 2;
 }
 
-/* Parse the command line into *a; returns -1 to go on, else an exit
-** status. */
-static int parse(args *a, int argc, char **argv) {
-  double v;
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i];
-    const char *arg = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEEDARG()                                                       \
-  do {                                                                  \
-    if (!arg) return fail("%s needs a value", o);                       \
-    i++;                                                                \
-  } while (0)
-    if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(o, "--list-families")) {
-      printf("%s\n", spy_cost_families());
-      return 0;
-    } else if (!strcmp(o, "--format") || !strcmp(o, "-f")) {
-      NEEDARG();
-      if (strcmp(arg, "table") && strcmp(arg, "csv") && strcmp(arg, "json"))
-        return fail("unknown format '%s' (table, csv or json)", arg);
-      a->format = arg;
-    } else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
-      NEEDARG();
-      a->output = arg;
-    } else if (!strcmp(o, "--codegen")) {
-      NEEDARG();
-      if (strcmp(arg, "c")) return fail("unknown codegen '%s' (c)", arg);
-      a->codegen = arg;
-    } else if (!strcmp(o, "--unit")) {
-      NEEDARG();
-      const char *eq = strchr(arg, '=');
-      if (!strcmp(arg, "ns")) a->cg.ns_per_unit = 1;
-      else if (!strcmp(arg, "us")) a->cg.ns_per_unit = 1e3;
-      else if (!strcmp(arg, "ms")) a->cg.ns_per_unit = 1e6;
-      else if (eq && eq > arg) {
-        if (number("--unit", eq + 1, 1e-300, 1e300, &v)) return 2;
-        a->cg.ns_per_unit = v;
-      } else {
-        return fail("--unit: '%s' is not ns, us, ms or NAME=NS", arg);
-      }
-      a->unit = arg;
-    } else if (!strcmp(o, "--codegen-model")) {
-      NEEDARG();
-      if (!strcmp(arg, "typical")) a->typical = 1;
-      else if (!strcmp(arg, "bound")) a->typical = 0;
-      else return fail("--codegen-model: '%s' is not bound or typical", arg);
-    } else if (!strcmp(o, "--prefix")) {
-      NEEDARG();
-      a->prefix = arg;
-    } else if (!strcmp(o, "--plot")) {
-      NEEDARG();
-      a->plot = arg;
-    } else if (!strcmp(o, "--plot-format")) {
-      NEEDARG();
-      if (!strcmp(arg, "png")) a->png = 1;
-      else if (!strcmp(arg, "svg")) a->png = 0;
-      else return fail("--plot-format: '%s' is not svg or png", arg);
-    } else if (!strcmp(o, "--primitive") || !strcmp(o, "-p")) {
-      NEEDARG();
-      if (a->nonly == MAXLIST) return fail("too many %s options", o);
-      a->only[a->nonly++] = arg;
-    } else if (!strcmp(o, "--model") || !strcmp(o, "-m")) {
-      NEEDARG();
-      if (add_model(a, arg, "")) return fail("too many %s options", o);
-    } else if (!strcmp(o, "--family")) {
-      NEEDARG();
-      if (add_model(a, arg, "family:")) return fail("too many %s options", o);
-    } else if (!strcmp(o, "--families")) {
-      NEEDARG();
-      a->o.families = arg;
-    } else if (!strcmp(o, "--breaks")) {
-      NEEDARG();
-      const char *s = arg;
-      a->nbreaks = 0;
-      while (*s) {
-        char *end;
-        errno = 0;
-        double b = strtod(s, &end);
-        if (end == s || errno || !isfinite(b) || (*end && *end != ',') ||
-            a->nbreaks == 64)
-          return fail("--breaks: bad list '%s'", arg);
-        a->breaks[a->nbreaks++] = b;
-        s = *end ? end + 1 : end;
-      }
-      a->o.breaks = a->breaks;
-      a->o.nbreaks = a->nbreaks;
-    } else if (!strcmp(o, "--no-extras")) {
-      a->o.extras = 0;
-    } else if (!strcmp(o, "--min-calls")) {
-      NEEDARG();
-      if (number(o, arg, 2, 1e15, &v)) return 2;
-      a->o.min_obs = (size_t)v;
-    } else if (!strcmp(o, "--solver")) {
-      NEEDARG();
-      if (solver_by_name(arg, &a->o.solver))
-        return fail("unknown solver '%s'", arg);
-    } else if (!strcmp(o, "--tau")) {
-      NEEDARG();
-      if (number(o, arg, 1e-9, 1 - 1e-9, &a->o.tau)) return 2;
-    } else if (!strcmp(o, "--ridge")) {
-      NEEDARG();
-      if (number(o, arg, 0, 1e12, &a->o.ridge)) return 2;
-    } else if (!strcmp(o, "--allow-negative")) {
-      a->o.nonneg = 0;
-    } else if (!strcmp(o, "--confidence") || !strcmp(o, "-D")) {
-      NEEDARG();
-      if (number(o, arg, 1e-6, 1 - 1e-6, &a->o.confidence)) return 2;
-    } else if (!strcmp(o, "--no-compare")) {
-      a->o.compare = 0;
-    } else if (!strcmp(o, "--holdout")) {
-      NEEDARG();
-      if (number(o, arg, 1e-6, 1 - 1e-6, &a->o.holdout)) return 2;
-    } else if (!strcmp(o, "--folds")) {
-      NEEDARG();
-      if (number(o, arg, 2, 100, &v)) return 2;
-      a->o.folds = (unsigned)v;
-    } else if (!strcmp(o, "--select-rows")) {
-      NEEDARG();
-      if (number(o, arg, 10, 1e15, &v)) return 2;
-      a->o.select_rows = (size_t)v;
-    } else if (!strcmp(o, "--bootstrap")) {
-      NEEDARG();
-      if (number(o, arg, 0, 1e6, &v)) return 2;
-      a->o.bootstrap = (unsigned)v;
-    } else if (!strcmp(o, "--level")) {
-      NEEDARG();
-      if (number(o, arg, 1e-6, 1 - 1e-6, &a->o.level)) return 2;
-    } else if (!strcmp(o, "--cull")) {
-      NEEDARG();
-      if (number(o, arg, 0, 1e6, &a->o.cull)) return 2;
-    } else if (!strcmp(o, "--seed")) {
-      NEEDARG();
-      if (number(o, arg, 0, 1.8e19, &v)) return 2;
-      a->o.seed = (uint64_t)v;
-    } else if (!strcmp(o, "--threads")) {
-      NEEDARG();
-      if (number(o, arg, 0, 64, &v)) return 2;
-      a->o.threads = (unsigned)v;
-    } else if (!strcmp(o, "--csv")) {
-      a->force_csv = 1;
-    } else if (!strcmp(o, "--export-csv")) {
-      NEEDARG();
-      a->export_csv = arg;
-    } else if (o[0] == '-' && o[1]) {
-      return fail("unknown option '%s' (see spyon costs --help)", o);
-    } else if (!a->input) {
-      a->input = o;
-    } else {
-      return fail("one input file only (got '%s' too)", o);
-    }
-#undef NEEDARG
+/* ---- options ---------------------------------------------------------- */
+
+/* A number in [lo, hi]; a trailing % divides by 100 (--confidence 95%). */
+static int number(const char *opt, const char *arg, double lo, double hi,
+                  double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(arg, &end);
+  if (end != arg && *end == '%' && end[1] == '\0') {
+    v /= 100;
+    end++;
   }
-  if (!a->input) {
-    fputs("usage: spyon costs FILE.spy|FILE.csv [options] (--help for "
-          "the options)\n",
-          stderr);
+  if (!*arg || *end || errno || !(v >= lo && v <= hi)) {
+    fprintf(stderr, "spyon costs: %s: bad value '%s'\n", opt, arg);
     return 2;
   }
-  return -1;
+  *out = v;
+  return 0;
 }
 
-/* Read the input: CSV by name (or --csv, or "-"), else a profile. */
+/* Setters for the table below: the target is args at opt->off. */
+#define AT(T) (*(T *)((char *)o + opt->off))
+
+static int set_real(void *o, const cli_opt *opt, const char *name,
+                    const char *v) {
+  return number(name, v, opt->lo, opt->hi, &AT(double));
+}
+
+static int set_size(void *o, const cli_opt *opt, const char *name,
+                    const char *v) {
+  double d;
+  int rc = number(name, v, opt->lo, opt->hi, &d);
+  if (!rc) AT(size_t) = (size_t)d;
+  return rc;
+}
+
+static int set_uns(void *o, const cli_opt *opt, const char *name,
+                   const char *v) {
+  double d;
+  int rc = number(name, v, opt->lo, opt->hi, &d);
+  if (!rc) AT(unsigned) = (unsigned)d;
+  return rc;
+}
+
+static int set_u64(void *o, const cli_opt *opt, const char *name,
+                   const char *v) {
+  double d;
+  int rc = number(name, v, opt->lo, opt->hi, &d);
+  if (!rc) AT(uint64_t) = (uint64_t)d;
+  return rc;
+}
+
+static int set_solver(void *o, const cli_opt *opt, const char *name,
+                      const char *v) {
+  int k = cli_choice(opt->choices, v);
+  if (k < 0) return fail("unknown solver '%s'", v);
+  (void)name;
+  AT(spy_cost_solver) = (spy_cost_solver)k;
+  return 0;
+}
+
+static int set_list(void *o, const cli_opt *opt, const char *name,
+                    const char *v) {
+  args *a = o;
+  (void)opt;
+  if (a->nonly == MAXLIST) return fail("too many %s options", name);
+  a->only[a->nonly++] = v;
+  return 0;
+}
+
+static int set_model(void *o, const cli_opt *opt, const char *name,
+                     const char *v) {
+  if (add_model(o, v, opt->choices ? opt->choices : ""))
+    return fail("too many %s options", name);
+  return 0;
+}
+
+/* [A-Za-z_][A-Za-z0-9_]*: what may start a C function name or sit in a
+** comment of the generated header without ending it. */
+static int c_identifier(const char *s) {
+  if (!*s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
+  for (; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
+  return 1;
+}
+
+static int set_prefix(void *o, const cli_opt *opt, const char *name,
+                      const char *v) {
+  (void)opt;
+  if (!c_identifier(v))
+    return cli_bad("spyon costs", name, "'%s' is not a C identifier "
+                   "(letters, digits and _, not first a digit)", v);
+  ((args *)o)->prefix = v;
+  return 0;
+}
+
+static int set_unit(void *o, const cli_opt *opt, const char *name,
+                    const char *v) {
+  args *a = o;
+  (void)opt;
+  const char *eq = strchr(v, '=');
+  if (!strcmp(v, "ns")) a->cg.ns_per_unit = 1;
+  else if (!strcmp(v, "us")) a->cg.ns_per_unit = 1e3;
+  else if (!strcmp(v, "ms")) a->cg.ns_per_unit = 1e6;
+  else if (eq && eq > v) {
+    char unit[64];
+    snprintf(unit, sizeof unit, "%.*s", (int)(eq - v), v);
+    if ((size_t)(eq - v) >= sizeof unit || !c_identifier(unit))
+      return cli_bad("spyon costs", name, "unit name '%s' is not a C "
+                     "identifier", unit);
+    if (number(name, eq + 1, 1e-300, 1e300, &a->cg.ns_per_unit)) return 2;
+  } else {
+    return fail("--unit: '%s' is not ns, us, ms or NAME=NS", v);
+  }
+  a->unit = v;
+  return 0;
+}
+
+static int set_breaks(void *o, const cli_opt *opt, const char *name,
+                      const char *v) {
+  args *a = o;
+  (void)opt, (void)name;
+  const char *s = v;
+  a->nbreaks = 0;
+  while (*s) {
+    char *end;
+    errno = 0;
+    double b = strtod(s, &end);
+    if (end == s || errno || !isfinite(b) || (*end && *end != ',') ||
+        a->nbreaks == 64)
+      return fail("--breaks: bad list '%s'", v);
+    a->breaks[a->nbreaks++] = b;
+    s = *end ? end + 1 : end;
+  }
+  a->o.breaks = a->breaks;
+  a->o.nbreaks = a->nbreaks;
+  return 0;
+}
+
+#define OFF(f) offsetof(args, f)
+#define OOFF(f) (offsetof(args, o) + offsetof(spy_cost_options, f))
+#define END {NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, 0, 0}
+/* What is written: a table, CSV or JSON, or a C header, or the
+** observations as CSV (no fit): one of these (X_OUT). What only a fit
+** uses conflicts with --export-csv (X_EXPORT). */
+#define X_OUT 1u
+#define X_EXPORT 2u
+#define FIT 0, X_EXPORT
+
+static const cli_opt costs_opts[] = {
+  /* output */
+  {"--format", "-f", "table|csv|json", "what to print (default table)",
+   cli_set_choice, OFF(format), 0, 0, "table|csv|json", X_OUT, X_EXPORT},
+  {"--output", "-o", "FILE", "write to FILE (replaced atomically)", cli_set_str, OFF(output), 0, 0, NULL, FIT},
+  {"--codegen", NULL, "c", "write a C header of integer cost functions",
+   cli_set_choice, OFF(codegen), 0, 0, "c", X_OUT, X_EXPORT},
+  {"--unit", NULL, "ns|us|ms|NAME=NS", "unit of the generated costs "
+   "(e.g. gas=2.5)", set_unit, 0, 0, 0, NULL, FIT},
+  {"--codegen-model", NULL, "bound|typical", "which model to compile "
+   "(bound)", cli_set_choice, OFF(typical), 0, 0, "bound|typical",
+   FIT},
+  {"--prefix", NULL, "PREFIX", "generated function prefix, a C\nidentifier "
+   "(spy_cost_)", set_prefix, 0, 0, 0, NULL, FIT},
+  {"--plot", NULL, "DIR", "one SVG per primitive in DIR", cli_set_str,
+   OFF(plot), 0, 0, NULL, FIT},
+  {"--plot-format", NULL, "svg|png", "picture format of --plot (svg)",
+   cli_set_choice, OFF(png), 0, 0, "svg|png", FIT},
+  /* what to fit */
+  {"--primitive", "-p", "NAME", "only this primitive (repeatable)",
+   set_list, 0, 0, 0, NULL, FIT},
+  {"--model", "-m", "[PRIM=]EXPR", "a model, e.g. 'c0 + c1*a*b' "
+   "(repeatable)", set_model, 0, 0, 0, NULL, FIT},
+  {"--family", NULL, "[PRIM=]NAME", "force a built-in family", set_model, 0,
+   0, 0, "family:", FIT},
+  {"--families", NULL, "LIST", "choose among these families only",
+   cli_set_str, OOFF(families), 0, 0, NULL, FIT},
+  {"--breaks", NULL, "K1,K2,...", "add the piecewise-linear family",
+   set_breaks, 0, 0, 0, NULL, FIT},
+  {"--no-extras", NULL, NULL, "ignore extra predictor columns (gc)",
+   cli_set_off, OOFF(extras), 0, 0, NULL, FIT},
+  {"--min-calls", NULL, "N", "fit only primitives with N calls (8)",
+   set_size, OOFF(min_obs), 2, 1e15, NULL, FIT},
+  /* how */
+  {"--solver", NULL, "NAME", "median|ols|wls|ridge|huber|bisquare|nnls|"
+   "quantile", set_solver, OOFF(solver), 0, 0,
+   "median|ols|wls|ridge|huber|bisquare|nnls|quantile", FIT},
+  {"--tau", NULL, "T", "level of --solver quantile (0.5)", set_real,
+   OOFF(tau), 1e-9, 1 - 1e-9, NULL, FIT},
+  {"--ridge", NULL, "LAMBDA", "penalty of --solver ridge (0.001)", set_real,
+   OOFF(ridge), 0, 1e12, NULL, FIT},
+  {"--allow-negative", NULL, NULL, "do not keep coefficients >= 0",
+   cli_set_off, OOFF(nonneg), 0, 0, NULL, FIT},
+  {"--confidence", "-D", "D", "level of the upper bound (0.95)", set_real,
+   OOFF(confidence), 1e-6, 1 - 1e-6, NULL, FIT},
+  {"--no-compare", NULL, NULL, "skip the shift and quantile-loss "
+   "comparisons\n(the two other ways to fit a bound; docs/costs.md)",
+   cli_set_off, OOFF(compare), 0, 0, NULL, FIT},
+  {"--holdout", NULL, "F", "calls held out to check bounds (0.2)", set_real,
+   OOFF(holdout), 1e-6, 1 - 1e-6, NULL, FIT},
+  {"--folds", NULL, "K", "cross-validation folds (5)", set_uns, OOFF(folds),
+   2, 100, NULL, FIT},
+  {"--select-rows", NULL, "N", "calls used for selection (2048)", set_size,
+   OOFF(select_rows), 10, 1e15, NULL, FIT},
+  {"--bootstrap", NULL, "B", "bootstrap replicates, 0 for none (200)",
+   set_uns, OOFF(bootstrap), 0, 1e6, NULL, FIT},
+  {"--level", NULL, "L", "interval level (0.95)", set_real, OOFF(level),
+   1e-6, 1 - 1e-6, NULL, FIT},
+  {"--cull", NULL, "NSIGMA", "drop calls beyond NSIGMA robust sigmas",
+   set_real, OOFF(cull), 0, 1e6, NULL, FIT},
+  {"--seed", NULL, "S", "random seed (1)", set_u64, OOFF(seed), 0, 1.8e19,
+   NULL, FIT},
+  {"--threads", NULL, "N", "primitives fitted in parallel (CPUs)", set_uns,
+   OOFF(threads), 0, 64, NULL, FIT},
+  {"--csv", NULL, NULL, "read FILE as CSV whatever its name", cli_set_on,
+   OFF(force_csv), 0, 0, NULL, 0, 0},
+  {"--export-csv", NULL, "OUT.csv", "write the observations as CSV, no "
+   "fitting", cli_set_str, OFF(export_csv), 0, 0, NULL, X_OUT | X_EXPORT, 0},
+  {"--list-families", NULL, NULL, "print the built-in families",
+   cli_set_on, OFF(list), 0, 0, NULL, 0, 0},
+  END,
+};
+
+static const cli_cmd costs_cmd = {
+  "spyon costs", "FILE.spy|FILE.csv [options]",
+  "Fit a cost model per primitive against its operand sizes, from the "
+  "cost\nobservations of a saved profile or a CSV file (\"-\": stdin).",
+  costs_opts, 0, 1, 0,
+  "Options that write or fit conflict with --export-csv. See "
+  "docs/costs.md."};
+
+/* Read the input: CSV by name (or --csv, or "-"), else a profile. The
+** status is 1 for a file that cannot be read or a corrupt profile (as
+** `spyon report` says), 2 for a malformed CSV (its message names
+** file:line:col) or a profile with nothing to fit. */
 static int load(const args *a, spy_cost_data **d) {
   char err[1024];
-  int rc;
+  int rc, csv = 0;
   if (a->force_csv || !strcmp(a->input, "-") || ends_with(a->input, ".csv")) {
+    csv = 1;
     rc = spy_cost_data_load_csv(a->input, d, err, sizeof err);
   } else {
     spy_profile *p;
@@ -327,11 +325,13 @@ static int load(const args *a, spy_cost_data **d) {
     if (rc == 0) {
       rc = spy_cost_data_from_profile(p, d, err, sizeof err);
       spy_profile_free(p);
+    } else {
+      rc = SPY_EIO; /* missing, unreadable or corrupt: status 1 */
     }
   }
   if (rc) {
     fprintf(stderr, "spyon: %s\n", err);
-    return rc == SPY_ENOMEM ? 1 : 2;
+    return rc == SPY_ENOMEM || rc == SPY_EIO || !csv ? 1 : 2;
   }
   if (spy_cost_data_nprims(*d) == 0) {
     fprintf(stderr, "spyon: %s: no cost observations\n", a->input);
@@ -340,6 +340,23 @@ static int load(const args *a, spy_cost_data **d) {
     return 2;
   }
   return 0;
+}
+
+static int write_obs(FILE *f, void *ctx) {
+  return spy_cost_data_write_csv(ctx, f);
+}
+
+typedef struct out_job {
+  const args *a;
+  const spy_cost_result *r;
+} out_job;
+
+static int write_fits(FILE *f, void *ctx) {
+  out_job *j = ctx;
+  if (j->a->codegen >= 0) return spy_cost_write_c(j->r, f, &j->a->cg);
+  if (j->a->format == 1) return spy_cost_write_csv(j->r, f);
+  if (j->a->format == 2) return spy_cost_write_json(j->r, f);
+  return spy_cost_write_table(j->r, f);
 }
 
 static int plots(const args *a, const spy_cost_result *r,
@@ -366,18 +383,28 @@ static int plots(const args *a, const spy_cost_result *r,
 int cli_costs(int argc, char **argv) {
   static args a; /* large; one invocation per process */
   memset(&a, 0, sizeof a);
-  a.format = "table";
+  a.codegen = -1;
   spy_cost_options_init(&a.o);
   spy_cost_codegen_init(&a.cg);
-  int st = parse(&a, argc, argv);
+  cli_args pa;
+  static char uname[64];
+  int st = cli_parse(&costs_cmd, argc, argv, &a, &pa);
+  if (st < 0 && a.list) {
+    printf("%s\n", spy_cost_families());
+    st = 0;
+  } else if (st < 0 && pa.npos == 0) {
+    fprintf(stderr, "usage: %s %s (see %s --help)\n", costs_cmd.prog,
+            costs_cmd.operands, costs_cmd.prog);
+    st = 2;
+  }
   if (st < 0) {
     st = 0;
+    a.input = pa.pos[0];
     a.o.models = a.models;
     a.o.nmodels = a.nmodels;
     if (a.prefix) a.cg.prefix = a.prefix;
     if (a.unit) {
       const char *eq = strchr(a.unit, '=');
-      static char uname[64];
       size_t l = eq ? (size_t)(eq - a.unit) : strlen(a.unit);
       if (l >= sizeof uname) l = sizeof uname - 1;
       memcpy(uname, a.unit, l);
@@ -388,17 +415,15 @@ int cli_costs(int argc, char **argv) {
     spy_cost_data *d = NULL;
     spy_cost_result *r = NULL;
     char err[1024];
+    const char *in[1] = {a.input};
+    if (cli_check_output(costs_cmd.prog, a.output, in, 1) ||
+        cli_check_output(costs_cmd.prog, a.export_csv, in, 1)) {
+      st = 2;
+      goto done;
+    }
     if ((st = load(&a, &d)) != 0) goto done;
     if (a.export_csv) {
-      FILE *ef = strcmp(a.export_csv, "-") ? fopen(a.export_csv, "w")
-                                           : stdout;
-      int erc = ef ? spy_cost_data_write_csv(d, ef) : SPY_EIO;
-      if (ef && ef != stdout && fclose(ef)) erc = SPY_EIO;
-      if (erc) {
-        fprintf(stderr, "spyon costs: %s: %s\n", a.export_csv,
-                ef ? spy_strerror(erc) : strerror(errno));
-        st = 1;
-      }
+      st = cli_write_to(costs_cmd.prog, a.export_csv, write_obs, d);
       goto done;
     }
     int rc = spy_cost_fit_data(d, &a.o, a.only, a.nonly, &r, err,
@@ -408,24 +433,9 @@ int cli_costs(int argc, char **argv) {
       st = rc == SPY_ENOMEM ? 1 : 2;
       goto done;
     }
-    FILE *out = stdout;
-    if (a.output && !(out = fopen(a.output, "w"))) {
-      fprintf(stderr, "spyon costs: %s: %s\n", a.output, strerror(errno));
-      st = 1;
+    out_job j = {&a, r};
+    if ((st = cli_write_to(costs_cmd.prog, a.output, write_fits, &j)) != 0)
       goto done;
-    }
-    if (a.codegen) rc = spy_cost_write_c(r, out, &a.cg);
-    else if (!strcmp(a.format, "csv")) rc = spy_cost_write_csv(r, out);
-    else if (!strcmp(a.format, "json")) rc = spy_cost_write_json(r, out);
-    else rc = spy_cost_write_table(r, out);
-    if (rc == 0 && (fflush(out) || ferror(out))) rc = SPY_EIO;
-    if (out != stdout && fclose(out) && rc == 0) rc = SPY_EIO;
-    if (rc) {
-      fprintf(stderr, "spyon costs: writing %s: %s\n",
-              a.output ? a.output : "the output", spy_strerror(rc));
-      st = 1;
-      goto done;
-    }
     if (a.plot) st = plots(&a, r, d);
   done:
     spy_cost_result_free(r);

@@ -1,15 +1,15 @@
 /*
 ** cli/main.c: the spyon command: dispatch to a subcommand.
 **
-**   spyon [options] SCRIPT.st [args]   run a script under the profiler
-**   spyon report FILE.spy [options]    print a saved profile
-**   spyon costs FILE.spy|FILE.csv      fit per-primitive cost models
+**   spyon [options] SCRIPT [args]      run a script under the profiler
+**   spyon SUBCOMMAND [options] ...     one of the table below
+**
+** A subcommand is one entry in `commands`; its options are its own table
+** (cli/opt.h), so `spyon SUBCOMMAND --help` lists them all.
 */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <spyon.h>
@@ -18,42 +18,28 @@
 
 /* Subcommands built by other modules' fragments; weak until all land. */
 #pragma weak cli_costs
-#pragma weak cli_run
+
+static const struct command {
+  const char *name;
+  int (*main)(int argc, char **argv);
+  const char *usage; /* operands and what it does, for spyon --help */
+} commands[] = {
+  {"report", cli_report, "FILE.spy [options]      print a saved profile"},
+  {"diff", cli_diff, "BEFORE.spy AFTER.spy      what changed between two"},
+  {"costs", cli_costs, "FILE.spy|FILE.csv [options]   fit cost models"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f) {
-  fputs("usage: spyon [options] SCRIPT.st [args...]\n"
-        "       spyon report FILE.spy [--threshold PCT] "
-        "[--format text|json|folded|speedscope]\n"
-        "       spyon diff BEFORE.spy AFTER.spy [--threshold PCT]\n"
-        "       spyon costs FILE.spy|FILE.csv [options]\n"
-        "       spyon --version | --help\n"
-        "See spyon(1).\n",
+  fputs("usage: spyon [options] SCRIPT [args...]   run a script under the "
+        "profiler\n",
         f);
-}
-
-double cli_number(const char *opt, const char *arg) {
-  char *end;
-  errno = 0;
-  double d = arg ? strtod(arg, &end) : 0;
-  if (!arg || !*arg || *end || errno || d < 0 || d != d) {
-    fprintf(stderr, "spyon: %s: bad number '%s'\n", opt, arg ? arg : "");
-    return -1;
-  }
-  return d;
-}
-
-double cli_percent(const char *opt, const char *arg) {
-  double d = cli_number(opt, arg);
-  if (d > 100) {
-    fprintf(stderr, "spyon: %s: PCT must be 0..100, not '%s'\n", opt, arg);
-    return -1;
-  }
-  return d;
-}
-
-static int missing(const char *what) {
-  fprintf(stderr, "spyon: %s is not part of this build\n", what);
-  return 2;
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(f, "       spyon %s %s\n", commands[i].name, commands[i].usage);
+  fputs("       spyon --version | --help\n"
+        "`spyon --help` lists the options of running a script, `spyon "
+        "SUBCOMMAND --help`\nthose of a subcommand. See spyon(1).\n",
+        f);
 }
 
 int main(int argc, char **argv) {
@@ -66,13 +52,24 @@ int main(int argc, char **argv) {
     printf("spyon %s\n", spy_version_string());
     return 0;
   }
-  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+  if (!strcmp(cmd, "help")) {
     usage(stdout);
     return 0;
   }
-  if (!strcmp(cmd, "report")) return cli_report(argc - 1, argv + 1);
-  if (!strcmp(cmd, "diff")) return cli_diff(argc - 1, argv + 1);
-  if (!strcmp(cmd, "costs"))
-    return cli_costs ? cli_costs(argc - 1, argv + 1) : missing("costs");
-  return cli_run ? cli_run(argc, argv) : missing("running scripts");
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    usage(stdout);
+    putchar('\n');
+    /* and the run options, from their table */
+    char *hv[] = {argv[0], (char *)"--help", NULL};
+    return cli_run(2, hv);
+  }
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (!strcmp(cmd, commands[i].name)) {
+      if (!commands[i].main) {
+        fprintf(stderr, "spyon: %s is not part of this build\n", cmd);
+        return 2;
+      }
+      return commands[i].main(argc - 1, argv + 1);
+    }
+  return cli_run(argc, argv);
 }

@@ -1,8 +1,12 @@
 /*
-** cli/report.c: spyon report FILE.spy — print a saved profile.
+** cli/report.c: spyon report FILE.spy and spyon diff BEFORE.spy AFTER.spy:
+** print a saved profile in one of the formats below, or the frames whose
+** share changed most between two. With -o the output replaces FILE
+** atomically (never one of the inputs).
 */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,102 +16,150 @@
 
 #include "cli/cli.h"
 
-int cli_report(int argc, char **argv) {
-  const char *path = NULL, *format = "text";
+typedef struct report_opts {
+  const char *out;
+  double threshold;
+  int format; /* index in formats[] */
+} report_opts;
+
+typedef struct report_job {
+  spy_profile *p;
+  const report_opts *o;
+} report_job;
+
+static int fmt_text(FILE *f, void *ctx) {
+  report_job *j = ctx;
   spy_report_options ro;
   spy_report_options_init(&ro);
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--threshold") && i + 1 < argc) {
-      double d = cli_percent(a, argv[++i]);
-      if (d < 0) return 2;
-      ro.threshold_pct = d;
-    } else if (!strcmp(a, "--format") && i + 1 < argc) {
-      format = argv[++i];
-    } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "spyon report: unknown option '%s'\n", a);
-      return 2;
-    } else if (!path) {
-      path = a;
-    } else {
-      fprintf(stderr, "spyon report: one profile file only\n");
-      return 2;
+  ro.threshold_pct = j->o->threshold;
+  spy_cost_annotate_profile(j->p, NULL); /* the fitted model beside prims */
+  return spy_report_text(j->p, f, &ro);
+}
+
+static int fmt_json(FILE *f, void *ctx) {
+  return spy_profile_write_json(((report_job *)ctx)->p, f);
+}
+
+static int fmt_folded(FILE *f, void *ctx) {
+  return spy_report_folded(((report_job *)ctx)->p, f, 0);
+}
+
+static int fmt_folded_tallies(FILE *f, void *ctx) {
+  return spy_report_folded(((report_job *)ctx)->p, f, 1);
+}
+
+static int fmt_speedscope(FILE *f, void *ctx) {
+  return spy_report_speedscope(((report_job *)ctx)->p, f, NULL);
+}
+
+/* The formats of `spyon report --format`: one entry each. */
+static const struct format {
+  const char *name;
+  int (*write)(FILE *f, void *ctx); /* ctx: a report_job */
+} formats[] = {
+  {"text", fmt_text},
+  {"json", fmt_json},
+  {"folded", fmt_folded},
+  {"folded-tallies", fmt_folded_tallies},
+  {"speedscope", fmt_speedscope},
+};
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+static int set_format(void *o, const cli_opt *opt, const char *name,
+                      const char *v) {
+  (void)opt;
+  for (size_t i = 0; i < NFORMATS; i++)
+    if (!strcmp(v, formats[i].name)) {
+      ((report_opts *)o)->format = (int)i;
+      return 0;
     }
-  }
-  if (!path) {
-    fprintf(stderr, "usage: spyon report FILE.spy [--threshold PCT] "
-                    "[--format text|json|folded|folded-tallies|speedscope]\n");
-    return 2;
-  }
+  fprintf(stderr, "%s: %s: unknown format '%s' (", cli_prog, name, v);
+  for (size_t i = 0; i < NFORMATS; i++)
+    fprintf(stderr, "%s%s", i ? ", " : "", formats[i].name);
+  fputs(")\n", stderr);
+  return 2;
+}
+
+static const cli_opt report_opt_table[] = {
+  {"--format", "-f", "FORMAT", "text (default), json, folded,\n"
+   "folded-tallies or speedscope", set_format, 0, 0, 0, NULL, 0, 0},
+  {"--threshold", NULL, "PCT", "hide tree nodes below PCT percent "
+   "(default 0.5)", cli_set_num, offsetof(report_opts, threshold), 0, 100,
+   NULL, 0, 0},
+  {"--output", "-o", "FILE", "write to FILE (replaced atomically)", cli_set_str, offsetof(report_opts, out), 0, 0, NULL, 0, 0},
+  {NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, 0, 0},
+};
+
+static const cli_cmd report_cmd = {
+  "spyon report", "FILE.spy [options]",
+  "Print a saved profile: the report, JSON, folded stacks or speedscope.",
+  report_opt_table, 1, 1, 0, "See spyon(1) and docs/report.md."};
+
+static const cli_opt diff_opt_table[] = {
+  {"--threshold", NULL, "PCT", "hide frames below PCT percent in both\n"
+   "profiles (default 0.5)", cli_set_num,
+   offsetof(report_opts, threshold), 0, 100, NULL, 0, 0},
+  {"--output", "-o", "FILE", "write to FILE (replaced atomically)", cli_set_str, offsetof(report_opts, out), 0, 0, NULL, 0, 0},
+  {NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, 0, 0},
+};
+
+static const cli_cmd diff_cmd = {
+  "spyon diff", "BEFORE.spy AFTER.spy [options]",
+  "List the frames whose share of self time changed most between two\n"
+  "saved profiles.",
+  diff_opt_table, 2, 2, 0, "See spyon(1)."};
+
+/* Load a profile or print "spyon: FILE: ..." (status 1). */
+static int load(const char *path, spy_profile **p) {
   char err[512];
-  spy_profile *p;
-  int rc = spy_profile_load(path, &p, err, sizeof err);
-  if (rc < 0) {
+  if (spy_profile_load(path, p, err, sizeof err) < 0) {
     fprintf(stderr, "spyon: %s\n", err);
-    return 1;
-  }
-  if (!strcmp(format, "text")) {
-    spy_cost_annotate_profile(p, NULL); /* the fitted model beside prims */
-    rc = spy_report_text(p, stdout, &ro);
-  }
-  else if (!strcmp(format, "json")) rc = spy_profile_write_json(p, stdout);
-  else if (!strcmp(format, "folded")) rc = spy_report_folded(p, stdout, 0);
-  else if (!strcmp(format, "folded-tallies"))
-    rc = spy_report_folded(p, stdout, 1);
-  else if (!strcmp(format, "speedscope"))
-    rc = spy_report_speedscope(p, stdout, NULL);
-  else {
-    fprintf(stderr, "spyon report: unknown format '%s'\n", format);
-    spy_profile_free(p);
-    return 2;
-  }
-  spy_profile_free(p);
-  if (rc < 0) {
-    fprintf(stderr, "spyon: writing the report: %s\n", spy_strerror(rc));
     return 1;
   }
   return 0;
 }
 
-/* spyon diff BEFORE.spy AFTER.spy: the frames whose share changed most. */
-int cli_diff(int argc, char **argv) {
+int cli_report(int argc, char **argv) {
+  report_opts o = {NULL, 0.5, 0};
+  cli_args a;
+  int rc = cli_parse(&report_cmd, argc, argv, &o, &a);
+  if (rc >= 0) return rc;
+  if (cli_check_output(report_cmd.prog, o.out, a.pos, 1)) return 2;
+  report_job j = {NULL, &o};
+  if (load(a.pos[0], &j.p)) return 1;
+  rc = cli_write_to("spyon", o.out, formats[o.format].write, &j);
+  spy_profile_free(j.p);
+  return rc;
+}
+
+typedef struct diff_job {
+  spy_profile *p[2];
+  const report_opts *o;
+} diff_job;
+
+static int write_diff(FILE *f, void *ctx) {
+  diff_job *j = ctx;
   spy_report_options ro;
   spy_report_options_init(&ro);
-  const char *path[2] = {NULL, NULL};
-  int n = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--threshold") && i + 1 < argc) {
-      double d = cli_percent("--threshold", argv[i + 1]);
-      i++;
-      if (d < 0) return 2;
-      ro.threshold_pct = d;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "spyon diff: unknown option '%s'\n", argv[i]);
-      return 2;
-    } else if (n < 2) {
-      path[n++] = argv[i];
-    } else {
-      n = 3;
-    }
-  }
-  if (n != 2) {
-    fprintf(stderr, "usage: spyon diff BEFORE.spy AFTER.spy [--threshold PCT]\n");
-    return 2;
-  }
-  spy_profile *p[2] = {NULL, NULL};
-  char err[512];
-  for (int i = 0; i < 2; i++)
-    if (spy_profile_load(path[i], &p[i], err, sizeof err) < 0) {
-      fprintf(stderr, "spyon: %s\n", err);
-      spy_profile_free(p[0]);
-      return 1;
-    }
-  int rc = spy_report_diff(p[0], p[1], stdout, &ro);
-  spy_profile_free(p[0]);
-  spy_profile_free(p[1]);
-  if (rc < 0) {
-    fprintf(stderr, "spyon: diff: %s\n", spy_strerror(rc));
+  ro.threshold_pct = j->o->threshold;
+  return spy_report_diff(j->p[0], j->p[1], f, &ro);
+}
+
+/* spyon diff BEFORE.spy AFTER.spy: the frames whose share changed most. */
+int cli_diff(int argc, char **argv) {
+  report_opts o = {NULL, 0.5, 0};
+  cli_args a;
+  int rc = cli_parse(&diff_cmd, argc, argv, &o, &a);
+  if (rc >= 0) return rc;
+  if (cli_check_output(diff_cmd.prog, o.out, a.pos, 2)) return 2;
+  diff_job j = {{NULL, NULL}, &o};
+  if (load(a.pos[0], &j.p[0])) return 1;
+  if (load(a.pos[1], &j.p[1])) {
+    spy_profile_free(j.p[0]);
     return 1;
   }
-  return 0;
+  rc = cli_write_to("spyon", o.out, write_diff, &j);
+  spy_profile_free(j.p[0]);
+  spy_profile_free(j.p[1]);
+  return rc;
 }

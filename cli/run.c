@@ -1,18 +1,22 @@
 /*
-** cli/run.c: "spyon [options] SCRIPT.st [args]": run a Smalltalk script
-** under the profiler.
+** cli/run.c: "spyon [options] SCRIPT [args]": run a script under the
+** profiler, with the interpreter its name ending picks (`hosts` below).
 **
 ** The script's output goes to stdout as it runs; then the report follows
 ** on stdout (text, or JSON with --json), unless -o saves the profile, in
 ** which case one summary line goes to stderr. The exit status is the
-** script's own (Smalltalk quit: n, 1 after an unhandled error, 2 for a
-** syntax error, 130 after SIGINT); the profile collected so far is
-** reported or saved in every case.
+** script's own (1 after an unhandled error, 2 for a syntax error), or
+** 128+N when signal N (SIGINT, SIGTERM or SIGHUP: what a terminal,
+** `timeout`, a CI runner or systemd send) stopped it. The profile collected
+** so far is reported or saved in every case. An output path that cannot
+** be written, or that is the script itself, is refused before the script
+** starts.
 */
 #include "config.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,123 +27,151 @@
 #include <spyon/profile.h>
 
 #include "cli/cli.h"
-#include "hosts/st/stvm.h"
+#include "profile/atomic.h"
 
-static stvm *running;
-
-static void on_sigint(int sig) {
-  (void)sig;
-  if (running) stvm_interrupt(running);
+/* Interpreters by script name ending; the first is the default. Hosts
+** come from other modules' fragments, hence weak. */
+extern const cli_host cli_host_st __attribute__((weak));
+static const cli_host *const *hosts(void) {
+  static const cli_host *t[4];
+  size_t n = 0;
+  if (&cli_host_st) t[n++] = &cli_host_st;
+  t[n] = NULL;
+  return t;
 }
 
-static void usage(FILE *f) {
-  fputs("usage: spyon [options] SCRIPT.st [args...]\n"
-        "Run a Smalltalk script under the profiler and print the report.\n"
-        "  -o FILE           save the profile to FILE instead of printing it\n"
-        "  -i USEC           sampling interval in microseconds (default 100)\n"
-        "  --threshold PCT   hide tree nodes below PCT percent (default 0.5)\n"
-        "  --mode poll|timer poll: charge primitives exactly (default);\n"
-        "                    timer: MessageTally-style, for comparison\n"
-        "  --json            print the profile as JSON instead of the report\n"
-        "  --native          also sample native stacks inside long primitives\n"
-        "  --native-interval USEC   how often (default 1000)\n"
-        "  --no-profile      run without profiling (hooks stopped)\n"
-        "  -h, --help        this help\n"
-        "The report follows the script's output on stdout. See\n"
-        "docs/smalltalk.md for the language.\n",
-        f);
-}
+#define EXCL_OUTPUT 1u /* -o and --json: one destination */
 
-typedef struct RunOpts {
-  const char *out;      /* -o */
-  double interval_us;   /* -i */
-  double threshold;     /* --threshold */
-  int mode;             /* SPY_MODE_* */
-  int json, profile;
-  int native;           /* --native */
-  double native_us;     /* --native-interval */
-  int script;           /* index of the script in argv */
-} RunOpts;
+static const cli_opt run_opts[] = {
+  {"--output", "-o", "FILE", "save the profile to FILE, not the report", cli_set_str, offsetof(cli_run_opts, out), 0, 0, NULL,
+   EXCL_OUTPUT, 0},
+  {"--interval", "-i", "USEC", "sampling interval in microseconds, 1 to "
+   "10000000\n(default 100)", cli_set_num,
+   offsetof(cli_run_opts, interval_us), 1, 1e7, NULL, 0, 0},
+  {"--threshold", NULL, "PCT", "hide tree nodes below PCT percent "
+   "(default 0.5)", cli_set_num, offsetof(cli_run_opts, threshold), 0, 100,
+   NULL, 0, 0},
+  {"--mode", NULL, "poll|timer", "poll: charge primitives exactly "
+   "(default);\ntimer: MessageTally-style, for comparison", cli_set_choice,
+   offsetof(cli_run_opts, mode), 0, 0, "poll|timer", 0, 0},
+  {"--json", NULL, NULL, "print the profile as JSON instead of the report",
+   cli_set_on, offsetof(cli_run_opts, json), 0, 0, NULL, EXCL_OUTPUT, 0},
+  {"--native", NULL, NULL, "also sample native stacks inside long "
+   "primitives", cli_set_on, offsetof(cli_run_opts, native), 0, 0, NULL, 0, 0},
+  {"--native-interval", NULL, "USEC", "how often, 10 to 10000000 (default "
+   "1000);\nimplies --native", cli_set_num,
+   offsetof(cli_run_opts, native_us), 10, 1e7, NULL, 0, 0},
+  {"--no-profile", NULL, NULL, "run without profiling (hooks stopped)",
+   cli_set_off, offsetof(cli_run_opts, profile), 0, 0, NULL, 0, 0},
+  {NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, 0, 0},
+};
 
-/* Options come before the script; everything after it is the script's. */
-static int parse(int argc, char **argv, RunOpts *o) {
-  memset(o, 0, sizeof *o);
-  o->interval_us = 100;
-  o->threshold = 0.5;
-  o->mode = SPY_MODE_POLL;
-  o->profile = 1;
-  int i;
-  for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--")) {
-      i++;
-      break;
-    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(a, "--json")) {
-      o->json = 1;
-    } else if (!strcmp(a, "--no-profile")) {
-      o->profile = 0;
-    } else if (!strcmp(a, "--native")) {
-      o->native = 1;
-    } else if (!strcmp(a, "--native-interval")) {
-      if (!v) goto missing;
-      if ((o->native_us = cli_number(a, v)) < 0) return 2;
-      if (o->native_us < 10 || o->native_us > 1e7) {
-        fprintf(stderr, "spyon: --native-interval: 10 us to 10 s\n");
-        return 2;
-      }
-      o->native = 1;
-      i++;
-    } else if (!strcmp(a, "-o")) {
-      if (!v) goto missing;
-      o->out = v;
-      i++;
-    } else if (!strcmp(a, "-i")) {
-      if (!v) goto missing;
-      if ((o->interval_us = cli_number(a, v)) < 0) return 2;
-      if (o->interval_us > 1e7) {
-        fprintf(stderr, "spyon: -i: the interval must be at most 10 s\n");
-        return 2;
-      }
-      if (o->interval_us < 1) {
-        fprintf(stderr, "spyon: -i: the interval must be at least 1 us\n");
-        return 2;
-      }
-      i++;
-    } else if (!strcmp(a, "--threshold")) {
-      if (!v) goto missing;
-      if ((o->threshold = cli_percent(a, v)) < 0) return 2;
-      i++;
-    } else if (!strcmp(a, "--mode")) {
-      if (!v) goto missing;
-      if (!strcmp(v, "poll")) o->mode = SPY_MODE_POLL;
-      else if (!strcmp(v, "timer")) o->mode = SPY_MODE_TIMER;
-      else {
-        fprintf(stderr, "spyon: --mode: expected poll or timer, not '%s'\n", v);
-        return 2;
-      }
-      i++;
-    } else {
-      fprintf(stderr, "spyon: unknown option '%s' (see spyon --help)\n", a);
+static const cli_cmd run_cmd = {
+  "spyon", "[options] SCRIPT [args...]",
+  "Run a script under the profiler; the report follows the script's output."
+  "\nThe interpreter is chosen by the script's name: .st Smalltalk "
+  "(the default).",
+  run_opts, 0, 0, 1,
+  "SIGINT, SIGTERM and SIGHUP stop the script; the profile is still "
+  "printed or\nsaved and the exit status is 128 + the signal's number. "
+  "See spyon(1)."};
+
+int cli_check_output(const char *prog, const char *out,
+                     const char *const *inputs, int ninputs) {
+  if (!out || !strcmp(out, "-")) return 0;
+  for (int i = 0; i < ninputs; i++)
+    if (inputs[i] && spyP_same_file(out, inputs[i])) {
+      fprintf(stderr, "%s: %s is the input %s: refusing to overwrite it\n",
+              prog, out, inputs[i]);
       return 2;
     }
-  }
-  if (i >= argc) {
-    usage(stderr);
+  char err[512];
+  if (spyP_acheck(out, err, sizeof err)) {
+    fprintf(stderr, "%s: %s\n", prog, err);
     return 2;
   }
-  o->script = i;
-  return -1;
-missing:
-  fprintf(stderr, "spyon: %s needs a value\n", argv[i]);
-  return 2;
+  return 0;
+}
+
+int cli_write_to(const char *prog, const char *path,
+                 int (*write)(FILE *f, void *ctx), void *ctx) {
+  char err[512];
+  if (!path || !strcmp(path, "-")) {
+    errno = 0;
+    int rc = write(stdout, ctx);
+    if (rc == 0 && (fflush(stdout) || ferror(stdout))) rc = SPY_EIO;
+    if (rc) {
+      fprintf(stderr, "%s: writing the report: %s\n", prog,
+              errno ? strerror(errno) : spy_strerror(rc));
+      return 1;
+    }
+    return 0;
+  }
+  spyP_afile a;
+  if (spyP_aopen(&a, path, err, sizeof err)) {
+    fprintf(stderr, "%s: %s\n", prog, err);
+    return 1;
+  }
+  int rc = write(a.f, ctx);
+  if (rc) {
+    int e = errno;
+    spyP_aabort(&a);
+    fprintf(stderr, "%s: %s: write error: %s\n", prog, path,
+            e ? strerror(e) : spy_strerror(rc));
+    return 1;
+  }
+  if (spyP_acommit(&a, err, sizeof err)) {
+    fprintf(stderr, "%s: %s\n", prog, err);
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- signals ---------------------------------------------------------- */
+
+static const cli_host *running;
+static volatile sig_atomic_t stopped_by;
+
+/* The first SIGINT, SIGTERM or SIGHUP asks the interpreter to stop; what
+** ran is still reported. A second one while the first is being handled
+** (a script that does not reach an interrupt check, a save that hangs)
+** ends the process the default way. */
+static void on_stop(int sig) {
+  if (stopped_by) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  stopped_by = sig;
+  if (running && running->interrupt) running->interrupt();
+}
+
+int cli_stop_requested(void) {
+  return stopped_by != 0;
+}
+
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NSTOP (sizeof stop_signals / sizeof stop_signals[0])
+
+/* ---- the report ------------------------------------------------------- */
+
+typedef struct emit_ctx {
+  spy_profile *p;
+  const cli_run_opts *o;
+} emit_ctx;
+
+static int write_report(FILE *f, void *ctx) {
+  emit_ctx *e = ctx;
+  if (e->o->json) return spy_profile_write_json(e->p, f);
+  spy_report_options ro;
+  spy_report_options_init(&ro);
+  ro.threshold_pct = e->o->threshold;
+  spy_cost_annotate_profile(e->p, NULL); /* the fitted model beside prims */
+  return spy_report_text(e->p, f, &ro);
 }
 
 /* Report, print as JSON or save the profile; returns 0 or 1. */
-static int emit(spy_profile *p, const RunOpts *o) {
+static int emit(spy_profile *p, const cli_run_opts *o) {
   if (o->out) {
     char err[512];
     if (spy_profile_save(p, o->out, err, sizeof err) < 0) {
@@ -150,91 +182,90 @@ static int emit(spy_profile *p, const RunOpts *o) {
             (unsigned long long)p->tallies, (double)p->wall_ns / 1e6, o->out);
     return 0;
   }
-  int bad;
-  if (o->json) {
-    bad = spy_profile_write_json(p, stdout) < 0;
-  } else {
-    spy_report_options ro;
-    spy_report_options_init(&ro);
-    ro.threshold_pct = o->threshold;
-    spy_cost_annotate_profile(p, NULL); /* the fitted model beside each prim */
-    bad = spy_report_text(p, stdout, &ro) < 0;
+  emit_ctx e = {p, o};
+  return cli_write_to("spyon", NULL, write_report, &e);
+}
+
+/* "spyon SCRIPT ARGS..." for the header, with the script's arguments. */
+static void set_command(spy_profile *p, int argc, char **argv) {
+  size_t n = 16;
+  for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
+  char *cmd = malloc(n);
+  if (!cmd) return;
+  strcpy(cmd, "spyon");
+  for (int i = 0; i < argc; i++) {
+    strcat(cmd, " ");
+    strcat(cmd, argv[i]);
   }
-  if (bad || fflush(stdout) || ferror(stdout)) {
-    fprintf(stderr, "spyon: writing the report: %s\n", strerror(errno));
-    return 1;
+  spy_profile_set_command(p, cmd);
+  free(cmd);
+}
+
+static const cli_host *host_for(const char *script) {
+  const cli_host *const *t = hosts();
+  size_t n = strlen(script);
+  for (size_t i = 0; t[i]; i++) {
+    size_t m = strlen(t[i]->ext);
+    if (n > m && !strcmp(script + n - m, t[i]->ext)) return t[i];
   }
-  return 0;
+  return t[0];
 }
 
 int cli_run(int argc, char **argv) {
-  RunOpts o;
-  int r = parse(argc, argv, &o);
+  cli_run_opts o = {NULL, 100, 0.5, 0, 0, 1, 0, 0};
+  cli_args a;
+  int r = cli_parse(&run_cmd, argc, argv, &o, &a);
   if (r >= 0) return r;
-  const char *script = argv[o.script];
-  FILE *probe = fopen(script, "rb");
-  if (!probe) {
+  const char *script = argv[a.rest];
+  const cli_host *h = host_for(script);
+  if (!h) {
+    fprintf(stderr, "spyon: running scripts is not part of this build\n");
+    return 2;
+  }
+  if (o.native_us > 0) o.native = 1;
+  struct stat sb;
+  if (stat(script, &sb) != 0) {
     fprintf(stderr, "spyon: %s: cannot open: %s\n", script, strerror(errno));
     return 2;
   }
-  struct stat sb;
-  if (fstat(fileno(probe), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+  if (S_ISDIR(sb.st_mode)) {
     fprintf(stderr, "spyon: %s: is a directory\n", script);
-    fclose(probe);
     return 2;
   }
-  fclose(probe);
-  stvm *vm = stvm_new(argc - o.script - 1, argv + o.script + 1);
-  if (!vm) return 2;
-  running = vm;
-  struct sigaction sa, old;
+  if (o.profile && cli_check_output("spyon", o.out, &script, 1)) return 2;
+
+  struct sigaction sa, old[NSTOP];
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
+  sa.sa_handler = on_stop;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old);
-  if (o.profile) {
-    spy_options so;
-    spy_options_init(&so);
-    so.interval_ns = (uint64_t)(o.interval_us * 1000.0 + 0.5);
-    so.mode = (spy_mode)o.mode;
-    so.native_stacks = o.native;
-    if (o.native_us > 0)
-      so.native_interval_ns = (uint64_t)(o.native_us * 1000.0 + 0.5);
-    if (stvm_profile_start(vm, &so) < 0) {
-      fprintf(stderr, "spyon: %s\n", stvm_error(vm));
-      sigaction(SIGINT, &old, NULL);
-      running = NULL;
-      stvm_free(vm);
-      return 2;
-    }
-  }
-  int status = stvm_run_file(vm, script);
+  for (size_t i = 0; i < NSTOP; i++) sigaddset(&sa.sa_mask, stop_signals[i]);
+  running = h;
+  stopped_by = 0;
+  for (size_t i = 0; i < NSTOP; i++)
+    sigaction(stop_signals[i], &sa, &old[i]);
+
+  spy_options so;
+  spy_options_init(&so);
+  so.interval_ns = (uint64_t)(o.interval_us * 1000.0 + 0.5);
+  so.mode = o.mode ? SPY_MODE_TIMER : SPY_MODE_POLL;
+  so.native_stacks = o.native;
+  if (o.native_us > 0)
+    so.native_interval_ns = (uint64_t)(o.native_us * 1000.0 + 0.5);
+  spy_profile *p = NULL;
+  int status = h->run(script, argc - a.rest - 1, argv + a.rest + 1,
+                      o.profile ? &so : NULL, &p);
   fflush(stdout);
-  if (o.profile) {
-    spy_profile *p = NULL;
-    if (stvm_profile_stop(vm, &p) < 0 || !p) {
-      fprintf(stderr, "spyon: could not collect the profile\n");
-      if (!status) status = 1;
-    } else {
-      size_t n = 16;
-      for (int i = o.script; i < argc; i++) n += strlen(argv[i]) + 1;
-      char *cmd = malloc(n);
-      if (cmd) {
-        strcpy(cmd, "spyon");
-        for (int i = o.script; i < argc; i++) {
-          strcat(cmd, " ");
-          strcat(cmd, argv[i]);
-        }
-        spy_profile_set_command(p, cmd);
-        free(cmd);
-      }
-      if (emit(p, &o) && !status) status = 1;
-      spy_profile_free(p);
-    }
+  if (p) {
+    set_command(p, argc - a.rest, argv + a.rest);
+    if (emit(p, &o) && !status) status = 1;
+    spy_profile_free(p);
+  } else if (o.profile && status != 2) {
+    fprintf(stderr, "spyon: could not collect the profile\n");
+    if (!status) status = 1;
   }
   fflush(stdout);
-  sigaction(SIGINT, &old, NULL);
+  if (stopped_by) status = 128 + stopped_by;
   running = NULL;
-  stvm_free(vm);
+  for (size_t i = 0; i < NSTOP; i++) sigaction(stop_signals[i], &old[i], NULL);
   return status;
 }

@@ -9,6 +9,7 @@
 */
 #include "config.h"
 
+#include "profile/atomic.h"
 #include "profile/file.h"
 #include "profile/profile.h"
 
@@ -375,30 +376,15 @@ int spy_profile_save(const spy_profile *p, const char *path, char *err,
     if (err && errlen) snprintf(err, errlen, "%s: %s", path, why);
     return rc;
   }
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    if (err && errlen)
-      snprintf(err, errlen, "%s: cannot open for writing: %s", path,
-               strerror(errno));
+  spyP_afile a;
+  rc = spyP_aopen(&a, path, err, errlen);
+  if (rc) {
     free(buf);
-    return SPY_EIO;
+    return rc;
   }
-  size_t w = fwrite(buf, 1, len, f);
-  int e = errno;
+  fwrite(buf, 1, len, a.f); /* an error shows in ferror, seen by commit */
   free(buf);
-  if (w != len || fflush(f) != 0) {
-    e = errno ? errno : e;
-    fclose(f);
-    if (err && errlen)
-      snprintf(err, errlen, "%s: write error: %s", path, strerror(e));
-    return SPY_EIO;
-  }
-  if (fclose(f) != 0) {
-    if (err && errlen)
-      snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
-    return SPY_EIO;
-  }
-  return 0;
+  return spyP_acommit(&a, err, errlen);
 }
 
 

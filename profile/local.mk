@@ -1,5 +1,6 @@
 # profile: the shared data model, its file format and JSON export.
 libspyon_core_la_SOURCES += profile/profile.c profile/profile.h \
+	profile/atomic.c profile/atomic.h \
 	profile/file.c profile/file.h profile/validate.c \
 	profile/json.c
 
@@ -16,7 +17,7 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined
 profile_fuzz_sources = $(top_srcdir)/profile/fuzz_load.c \
 	$(top_srcdir)/profile/file.c $(top_srcdir)/profile/validate.c \
-	$(top_srcdir)/profile/json.c \
+	$(top_srcdir)/profile/json.c $(top_srcdir)/profile/atomic.c \
 	$(top_srcdir)/profile/profile.c
 
 .PHONY: fuzz

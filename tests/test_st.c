@@ -811,11 +811,11 @@ static void t_cli_usage(void) {
   static const struct { const char *args, *err; } cases[] = {
     {".", "spyon: .: is a directory\n"},
     {"--threshold 101 x.st",
-     "spyon: --threshold: PCT must be 0..100, not '101'\n"},
+     "spyon: --threshold: '101' is not a number from 0 to 100\n"},
     {"report none.spy --threshold inf",
-     "spyon: --threshold: PCT must be 0..100, not 'inf'\n"},
+     "spyon report: --threshold: 'inf' is not a number from 0 to 100\n"},
     {"costs np.spy", "spyon: np.spy: no cost observations\n"},
-    {"-i inf np.st", "spyon: -i: the interval must be at most 10 s\n"},
+    {"-i inf np.st", "spyon: -i: 'inf' is not a number from 1 to 10000000\n"},
   };
   write_file("np.st", "| a | a := 3.\n");
   snprintf(line, sizeof line, "'%s/spyon' -o np.spy np.st", t_builddir);

@@ -76,5 +76,5 @@ hosts/st/fuzz_load: $(st_fuzz_sources) $(st_vm_sources)
 CLEANFILES += hosts/st/fuzz_load
 
 # The script runner of the spyon command (cli/run.c).
-spyon_SOURCES += cli/run.c
+spyon_SOURCES += cli/host_st.c
 spyon_LDADD += hosts/st/libstvm.la libspyon_core.la $(GMP_LIBS)

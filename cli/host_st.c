@@ -1,0 +1,43 @@
+/*
+** cli/host_st.c: the Smalltalk host of "spyon SCRIPT.st" (cli/run.c picks
+** it by the script's name; it is the default). Built with hosts/st.
+*/
+#include "config.h"
+
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "hosts/st/stvm.h"
+
+static stvm *volatile current;
+
+/* Called from cli/run.c's signal handler: only sets the VM's flag. */
+static void st_interrupt(void) {
+  stvm *vm = current;
+  if (vm) stvm_interrupt(vm);
+}
+
+/* Make the VM, start the profiler, run the script, stop the profiler. The
+** profile of what ran is handed back whatever the script did. */
+static int st_run(const char *script, int argc, char **argv,
+                  const spy_options *so, spy_profile **out) {
+  *out = NULL;
+  stvm *vm = stvm_new(argc, argv);
+  if (!vm) return 2;
+  current = vm;
+  if (cli_stop_requested()) stvm_interrupt(vm); /* a signal came early */
+  if (so && stvm_profile_start(vm, so) < 0) {
+    fprintf(stderr, "spyon: %s\n", stvm_error(vm));
+    current = NULL;
+    stvm_free(vm);
+    return 2;
+  }
+  int status = stvm_run_file(vm, script);
+  fflush(stdout);
+  if (so && stvm_profile_stop(vm, out) < 0) *out = NULL;
+  current = NULL;
+  stvm_free(vm);
+  return status;
+}
+
+const cli_host cli_host_st = {".st", "Smalltalk", st_run, st_interrupt};
