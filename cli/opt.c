@@ -137,7 +137,7 @@ int cli_parse(const cli_cmd *c, int argc, char **argv, void *o,
   a->rest = argc;
   cli_prog = c->prog;
   const cli_opt *seen[64];
-  const char *seen_as[64];
+  char seen_as[64][64];
   int nseen = 0, dashdash = 0;
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
@@ -202,7 +202,7 @@ int cli_parse(const cli_cmd *c, int argc, char **argv, void *o,
       }
     if ((opt->excl || opt->conflicts) && nseen < 64) {
       seen[nseen] = opt;
-      seen_as[nseen++] = opt->name;
+      memcpy(seen_as[nseen++], name, sizeof name);
     }
     int rc = opt->set(o, opt, name, val);
     if (rc) return rc;

@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 extern const struct spy_test t_core[], t_core_exact[], t_profile[],
-    t_profile_bad[], t_report[], t_cost[], t_st[], t_native[], t_contract[];
+    t_profile_bad[], t_report[], t_cost[], t_st[], t_native[], t_contract[],
+    t_cli[];
 
 static const struct {
   const char *name;
@@ -34,6 +35,7 @@ static const struct {
   {"profile", t_profile_bad},
   {"report", t_report},
   {"cost", t_cost},   {"st", t_st},       {"native", t_native},
+  {"cli", t_cli},
 };
 
 const char *t_builddir = ".";
@@ -91,7 +93,8 @@ static void rmtree(const char *dir) {
   if (system(cmd) != 0) fprintf(stderr, "runner: could not remove %s\n", dir);
 }
 
-/* Run one test in a child; return 1 when it passed. */
+/* Run one test in a child; return 1 when it passed, 2 when it skipped
+** itself (T_SKIP). */
 static int run_one(const struct spy_test *t, const char *full) {
   snprintf(tmpdir, sizeof tmpdir, "%s/spyon-test-XXXXXX",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -118,6 +121,10 @@ static int run_one(const struct spy_test *t, const char *full) {
     printf("ok   %s (%.0f ms)\n", full, ms);
     return 1;
   }
+  if (WIFEXITED(st) && WEXITSTATUS(st) == T_SKIP_STATUS) {
+    printf("skip %s\n", full);
+    return 2;
+  }
   if (WIFSIGNALED(st))
     printf("FAIL %s (%s%s)\n", full, strsignal(WTERMSIG(st)),
            WTERMSIG(st) == SIGALRM ? ": timed out" : "");
@@ -130,18 +137,21 @@ int main(int argc, char **argv) {
   if (getenv("SPY_BUILDDIR")) t_builddir = getenv("SPY_BUILDDIR");
   if (getenv("SPY_SRCDIR")) t_srcdir = getenv("SPY_SRCDIR");
   int list = argc > 1 && strcmp(argv[1], "-l") == 0;
-  int passed = 0, failed = 0;
+  int passed = 0, failed = 0, skipped = 0;
   char full[256];
   for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
     for (const struct spy_test *t = suites[s].tests; t->name; t++) {
       snprintf(full, sizeof full, "%s/%s", suites[s].name, t->name);
       if (list) { puts(full); continue; }
       if (!matches(full, argc, argv)) continue;
-      if (run_one(t, full)) passed++;
+      int r = run_one(t, full);
+      if (r == 1) passed++;
+      else if (r == 2) skipped++;
       else failed++;
     }
   }
   if (list) return 0;
+  if (skipped) printf("%d skipped\n", skipped);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

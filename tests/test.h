@@ -40,6 +40,18 @@ struct spy_test {
     exit(1);                                                            \
   } while (0)
 
+/* Leave the current test as skipped (the runner says "skip", not "ok"):
+** for a test that needs something this machine lacks (root, a mount
+** namespace). Say what is missing. */
+#define T_SKIP_STATUS 77
+#define T_SKIP(...)                                                     \
+  do {                                                                  \
+    fprintf(stderr, "skipped: ");                                       \
+    fprintf(stderr, __VA_ARGS__);                                       \
+    fputc('\n', stderr);                                                \
+    exit(T_SKIP_STATUS);                                                \
+  } while (0)
+
 #define T_ASSERT(c)                                                     \
   do { if (!(c)) T_FAIL("assertion failed: %s", #c); } while (0)
 
