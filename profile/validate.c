@@ -58,6 +58,7 @@ typedef struct ld {
   size_t clock_at, command_at;
   size_t *node_off;   /* where each node record starts */
   size_t *reg_off;    /* where each region record starts */
+  size_t *proc_off;   /* where each process record starts */
   unsigned char *seen;
   uint32_t *stack;
 } ld;
@@ -398,11 +399,75 @@ static int check_tree(ld *L, size_t pi, size_t at) {
   return 0;
 }
 
+/* The sums the tools rely on: a node's self time is part of its total, its
+** total is its self time plus its children's totals, a process's total is
+** its root's, and the totals of all processes add up without overflowing
+** 64 bits; the same for tallies. The sampler writes exactly this, so any
+** other file is damaged or crafted, and a report computed from it would
+** wrap (a Leaves row of 2^64 - 2 ns) or show self > total. Since every
+** sum of the tools is bounded by the grand total, none of them can
+** overflow once this passes. Linear in the nodes. */
+static int check_sums(ld *L) {
+  spy_profile *p = L->p;
+  for (size_t i = 0; i < p->nnodes; i++) {
+    const spy_node *nd = &p->nodes[i];
+    ctx(L, "node", i);
+    if (nd->self_ns > nd->total_ns)
+      return fail(L, L->node_off[i], "self_ns %llu > total_ns %llu",
+                  (unsigned long long)nd->self_ns,
+                  (unsigned long long)nd->total_ns);
+    if (nd->self_tallies > nd->tallies)
+      return fail(L, L->node_off[i], "self_tallies %llu > tallies %llu",
+                  (unsigned long long)nd->self_tallies,
+                  (unsigned long long)nd->tallies);
+    uint64_t ns = nd->self_ns, t = nd->self_tallies;
+    for (uint32_t c = nd->first_child; c != SPY_NONE;
+         c = p->nodes[c].next_sibling) {
+      const spy_node *cn = &p->nodes[c];
+      if (cn->total_ns > UINT64_MAX - ns || cn->tallies > UINT64_MAX - t)
+        return fail(L, L->node_off[i], "self plus the children's totals "
+                    "overflow 64 bits");
+      ns += cn->total_ns;
+      t += cn->tallies;
+    }
+    if (ns != nd->total_ns)
+      return fail(L, L->node_off[i], "total_ns %llu is not self_ns plus the "
+                  "children's totals (%llu)",
+                  (unsigned long long)nd->total_ns, (unsigned long long)ns);
+    if (t != nd->tallies)
+      return fail(L, L->node_off[i], "tallies %llu is not self_tallies plus "
+                  "the children's tallies (%llu)",
+                  (unsigned long long)nd->tallies, (unsigned long long)t);
+  }
+  uint64_t ns = 0, t = 0;
+  for (size_t i = 0; i < p->nprocesses; i++) {
+    const spy_process *pc = &p->processes[i];
+    const spy_node *rn = &p->nodes[pc->root];
+    ctx(L, "process", i);
+    if (pc->total_ns != rn->total_ns || pc->tallies != rn->tallies)
+      return fail(L, L->proc_off[i], "total_ns %llu and tallies %llu are "
+                  "not its root's (%llu, %llu)",
+                  (unsigned long long)pc->total_ns,
+                  (unsigned long long)pc->tallies,
+                  (unsigned long long)rn->total_ns,
+                  (unsigned long long)rn->tallies);
+    if (pc->total_ns > UINT64_MAX - ns || pc->tallies > UINT64_MAX - t)
+      return fail(L, L->proc_off[i], "the processes' totals overflow 64 "
+                  "bits");
+    ns += pc->total_ns;
+    t += pc->tallies;
+  }
+  ctx(L, NULL, 0);
+  return 0;
+}
+
 static int ld_processes(ld *L) {
   spy_profile *p = L->p;
   size_t n;
   TRY(rd_count(L, &n, "process count", 5));
   p->processes = spyP_calloc(p, n, sizeof *p->processes);
+  L->proc_off = malloc((n ? n : 1) * sizeof *L->proc_off);
+  if (!L->proc_off) return fail_nomem(L);
   L->seen = calloc(p->nnodes ? p->nnodes : 1, 1);
   L->stack = malloc((p->nnodes ? p->nnodes : 1) * sizeof *L->stack);
   if (!p->processes || !L->seen || !L->stack) return fail_nomem(L);
@@ -411,6 +476,7 @@ static int ld_processes(ld *L) {
     spy_process *pc = &p->processes[i];
     ctx(L, "process", i);
     size_t at = L->pos;
+    L->proc_off[i] = at;
     TRY(rd_var(L, &pc->pid, "pid"));
     TRY(rd_str(L, &pc->name, "name"));
     TRY(rd_idx(L, &pc->root, "root", p->nnodes, "nodes"));
@@ -423,7 +489,7 @@ static int ld_processes(ld *L) {
       ctx(L, "node", i);
       return fail(L, L->node_off[i], "not in the tree of any process");
     }
-  return 0;
+  return check_sums(L);
 }
 
 static int ld_steps(ld *L) {
@@ -680,6 +746,7 @@ int spyP_load_mem(const void *buf, size_t len, const char *name,
   rc = ld_body(&L);
   free(L.node_off);
   free(L.reg_off);
+  free(L.proc_off);
   free(L.seen);
   free(L.stack);
   if (rc) {

@@ -348,7 +348,10 @@ static void t_full_disk_keeps_old_file(void) {
   spy_profile *p = NULL;
   char e[512];
   if (spy_profile_load(path_in("m/old.spy"), &p, e, sizeof e)) T_FAIL("%s", e);
-  T_ASSERT(has_frame(p, "W>>spin"));
+  if (!has_frame(p, "W>>spin")) {
+    spyon(&now, NULL, "report m/old.spy");
+    T_FAIL("no W>>spin in\n%s", now);
+  }
   spy_profile_free(p);
   /* Read-only: refused before the script prints a thing. */
   T_EQ_INT(private_tmpfs(path_in("ro"), 64, 1), 0);

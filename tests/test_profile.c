@@ -452,11 +452,11 @@ static void deep_tree(void) {
   p->nodes = spyP_calloc(p, DEPTH, sizeof *p->nodes);
   for (uint32_t i = 0; i < DEPTH; i++)
     set_node(&p->nodes[i], i ? 1 : 0, i ? i - 1 : SPY_NONE,
-             i + 1 < DEPTH ? i + 1 : SPY_NONE, SPY_NONE, DEPTH - i,
-             i + 1 < DEPTH ? 0 : 1, DEPTH - i, i + 1 < DEPTH ? 0 : 1);
+             i + 1 < DEPTH ? i + 1 : SPY_NONE, SPY_NONE, 1,
+             i + 1 < DEPTH ? 0 : 1, 1, i + 1 < DEPTH ? 0 : 1);
   p->nprocesses = 1;
   p->processes = spyP_calloc(p, 1, sizeof *p->processes);
-  p->processes[0] = (spy_process){1, "main", 0, DEPTH, DEPTH};
+  p->processes[0] = (spy_process){1, "main", 0, 1, 1}; /* one sample */
   unsigned char *b;
   size_t len;
   char err[256];

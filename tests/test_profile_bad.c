@@ -382,6 +382,18 @@ EDIT(e_step_proc, p->steps[1].process = 2)
 EDIT(e_mode, p->mode = (spy_mode)7)
 EDIT(e_kind, p->frames[2].kind = (spy_frame_kind)9)
 EDIT(e_step_kind, p->steps[0].kind = (spy_step_kind)2)
+/* Sums (profile/validate.c check_sums): what a crafted file near 2^64
+** would make wrap in the tools. */
+EDIT(e_self_total, p->nodes[3].self_ns = 551)
+EDIT(e_self_tallies, p->nodes[4].self_tallies = 21)
+EDIT(e_sum, p->nodes[1].total_ns = 901)
+EDIT(e_sum_tallies, p->nodes[8].self_tallies = 16)
+EDIT(e_child_overflow,
+     p->nodes[5].self_ns = p->nodes[5].total_ns = UINT64_MAX - 50)
+EDIT(e_proc_root, p->processes[1].tallies = 49)
+EDIT(e_proc_overflow, p->nodes[7].self_ns = UINT64_MAX - 990;
+     p->nodes[7].total_ns = p->nodes[10].total_ns =
+         p->processes[1].total_ns = UINT64_MAX - 500)
 EDIT(e_obs_gc, p->prims[0].obs[1].gc = 0; p->prims[0].obs[1].ns = 0)
 
 static void broken_trees(void) {
@@ -403,6 +415,18 @@ static void broken_trees(void) {
   broken(e_mode, 1, "mode 7 unknown");
   broken(e_kind, 4, "frame 2: kind 9 unknown");
   broken(e_step_kind, 7, "step 0: kind 2 unknown");
+  broken(e_self_total, 5, "node 3: self_ns 551 > total_ns 550");
+  broken(e_self_tallies, 5, "node 4: self_tallies 21 > tallies 20");
+  broken(e_sum, 5, "node 0: total_ns 1000 is not self_ns plus the "
+                   "children's totals (1001)");
+  broken(e_sum_tallies, 5, "node 8: tallies 19 is not self_tallies plus "
+                           "the children's tallies (18)");
+  broken(e_child_overflow, 5,
+         "node 0: self plus the children's totals overflow 64 bits");
+  broken(e_proc_root, 6, "process 1: total_ns 500 and tallies 49 are not "
+                         "its root's (500, 50)");
+  broken(e_proc_overflow, 6,
+         "process 1: the processes' totals overflow 64 bits");
   /* Not errors: changed values, and a primitive step whose primitive was
   ** never registered. */
   void (*fine[])(spy_profile *) = {e_obs_gc, e_step_prim};
