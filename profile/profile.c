@@ -126,8 +126,13 @@ int spy_profile_leaves(const spy_profile *p, spy_leaf *out, size_t n) {
   for (size_t i = 0; i < p->nnodes; i++) {
     const spy_node *nd = &p->nodes[i];
     if (nd->frame >= p->nframes || nd->self_ns == 0) continue;
-    all[nd->frame].self_ns += nd->self_ns;
-    all[nd->frame].self_tallies += nd->self_tallies;
+    /* A loaded profile's sums cannot overflow (the loader checks that the
+    ** grand total fits); one built in memory saturates instead of wrapping. */
+    spy_leaf *l = &all[nd->frame];
+    l->self_ns = l->self_ns + nd->self_ns < l->self_ns
+                     ? UINT64_MAX : l->self_ns + nd->self_ns;
+    l->self_tallies = l->self_tallies + nd->self_tallies < l->self_tallies
+                          ? UINT64_MAX : l->self_tallies + nd->self_tallies;
   }
   qsort(all, p->nframes, sizeof *all, leaf_cmp);
   size_t k = 0;

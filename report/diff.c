@@ -65,7 +65,7 @@ static int collect(table *t, const spy_profile *p, int side) {
       t->cap = cap;
     }
     spyR_buf_clear(&lab);
-    spyR_label(&lab, p, lv[i].frame);
+    spyR_label_text(&lab, p, lv[i].frame);
     char *s = lab.oom ? NULL : strdup(spyR_buf_str(&lab));
     if (!s) {
       rc = SPY_ENOMEM;
@@ -89,8 +89,9 @@ static void merge(table *t) {
   size_t w = 0;
   for (size_t r = 1; r < t->n; r++) {
     if (entry_cmp_key(&t->e[w], &t->e[r]) == 0) {
-      t->e[w].ns[0] += t->e[r].ns[0];
-      t->e[w].ns[1] += t->e[r].ns[1];
+      for (int k = 0; k < 2; k++) /* saturating */
+        t->e[w].ns[k] = t->e[w].ns[k] + t->e[r].ns[k] < t->e[w].ns[k]
+                            ? UINT64_MAX : t->e[w].ns[k] + t->e[r].ns[k];
       free(t->e[r].label);
     } else {
       t->e[++w] = t->e[r];

@@ -151,7 +151,7 @@ static void scope_sample(scope *sc, const spy_profile *p, unsigned from,
   }
   spyR_buf_puts(&sc->samples, "]");
   spyR_buf_printf(&sc->weights, sc->count ? ",%" PRIu64 : "%" PRIu64, ns);
-  sc->sum += ns;
+  sc->sum = sc->sum + ns < sc->sum ? UINT64_MAX : sc->sum + ns;
   sc->count++;
   if (sc->samples.len >= 65536 && !sc->samples.oom) {
     fwrite(sc->samples.s, 1, sc->samples.len, sc->f);

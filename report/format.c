@@ -102,6 +102,15 @@ char *spyR_fmt_group(char *out, uint64_t v) {
 
 /* Round to `decimals` first, then split, so that 999.96 with one decimal
 ** reads "1,000.0" rather than "999.10". */
+char *spyR_fmt_duration(char *out, uint64_t ns) {
+  static const struct { double scale; const char *unit; } u[] = {
+      {1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
+  int k = 0;
+  while (k < 3 && (double)ns < u[k].scale) k++;
+  snprintf(out, 48, "%.6g %s", (double)ns / u[k].scale, u[k].unit);
+  return out;
+}
+
 char *spyR_fmt_fixed(char *out, double v, int decimals) {
   if (decimals < 0) decimals = 0;
   if (decimals > 9) decimals = 9;
@@ -136,7 +145,9 @@ uint64_t spyR_ms(uint64_t ns) {
 uint64_t spyR_base_ns(const spy_profile *p) {
   if (p->wall_ns) return p->wall_ns;
   uint64_t sum = 0;
-  for (size_t i = 0; i < p->nprocesses; i++) sum += p->processes[i].total_ns;
+  for (size_t i = 0; i < p->nprocesses; i++) /* saturating */
+    sum = sum + p->processes[i].total_ns < sum
+              ? UINT64_MAX : sum + p->processes[i].total_ns;
   return sum;
 }
 
@@ -148,7 +159,71 @@ double spyR_pct(uint64_t ns, uint64_t base) {
 ** Labels and columns
 ** --------------------------------------------------------------------- */
 
-void spyR_label(spyR_buf *b, const spy_profile *p, uint32_t frame) {
+/* The escapes of JSON for what would move the cursor or talk to the
+** terminal: C0 controls and DEL, and C1 controls (U+0080..U+009F, which
+** some terminals obey as escape sequences). A byte that is not part of
+** well-formed UTF-8 is shown as \xNN. Backslashes stay as they are: `\\`
+** is an ordinary Smalltalk selector. Length of the UTF-8 sequence that
+** starts s[0..n), or 0 when it is not well formed. */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+  size_t k = s[0] < 0xC2 ? 0 : s[0] < 0xE0 ? 2 : s[0] < 0xF0 ? 3
+             : s[0] < 0xF5 ? 4 : 0;
+  if (!k || k > n) return 0;
+  for (size_t i = 1; i < k; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  if (k == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F)))
+    return 0; /* overlong, or a UTF-16 surrogate */
+  if (k == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F)))
+    return 0;
+  return k;
+}
+
+void spyR_buf_add_esc(spyR_buf *b, const char *str, size_t n) {
+  const unsigned char *s = (const unsigned char *)str;
+  size_t i = 0, run = 0; /* s[i - run .. i) is copied as it is */
+  while (i < n) {
+    unsigned c = s[i];
+    size_t k = c < 0x80 ? 1 : utf8_seq(s + i, n - i);
+    int ctl = c < 0x20 || c == 0x7F || (k == 2 && c == 0xC2 && s[i + 1] < 0xA0);
+    if (k && !ctl) {
+      i += k;
+      run += k;
+      continue;
+    }
+    spyR_buf_add(b, str + i - run, run);
+    run = 0;
+    if (!k) {
+      spyR_buf_printf(b, "\\x%02X", c);
+      i++;
+      continue;
+    }
+    unsigned cp = k == 2 ? s[i + 1] : c; /* C1: U+0080 + (s[i+1] - 0x80) */
+    switch (cp) {
+    case '\n': spyR_buf_puts(b, "\\n"); break;
+    case '\r': spyR_buf_puts(b, "\\r"); break;
+    case '\t': spyR_buf_puts(b, "\\t"); break;
+    case '\b': spyR_buf_puts(b, "\\b"); break;
+    case '\f': spyR_buf_puts(b, "\\f"); break;
+    default: spyR_buf_printf(b, "\\u%04X", cp); break;
+    }
+    i += k;
+  }
+  spyR_buf_add(b, str + i - run, run);
+}
+
+void spyR_buf_puts_esc(spyR_buf *b, const char *s) {
+  spyR_buf_add_esc(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* Names appended raw (exports escape for their own format) or escaped
+** (text). */
+static void add_name(spyR_buf *b, const char *s, int esc) {
+  if (esc) spyR_buf_puts_esc(b, s);
+  else spyR_buf_puts(b, s);
+}
+
+static void label(spyR_buf *b, const spy_profile *p, uint32_t frame,
+                  int esc) {
   if (frame >= p->nframes) {
     spyR_buf_puts(b, "?");
     return;
@@ -160,10 +235,12 @@ void spyR_label(spyR_buf *b, const spy_profile *p, uint32_t frame) {
     spyR_buf_puts(b, "GC");
     break;
   case SPY_FRAME_REGION:
-    spyR_buf_printf(b, "[region] %s", name);
+    spyR_buf_puts(b, "[region] ");
+    add_name(b, name, esc);
     break;
   case SPY_FRAME_NATIVE:
-    spyR_buf_printf(b, "[native] %s", name);
+    spyR_buf_puts(b, "[native] ");
+    add_name(b, name, esc);
     break;
   case SPY_FRAME_CUT:
     if (fr->key) {
@@ -175,9 +252,17 @@ void spyR_label(spyR_buf *b, const spy_profile *p, uint32_t frame) {
     }
     break;
   default:
-    spyR_buf_puts(b, name);
+    add_name(b, name, esc);
     break;
   }
+}
+
+void spyR_label(spyR_buf *b, const spy_profile *p, uint32_t frame) {
+  label(b, p, frame, 0);
+}
+
+void spyR_label_text(spyR_buf *b, const spy_profile *p, uint32_t frame) {
+  label(b, p, frame, 1);
 }
 
 size_t spyR_columns(const char *s, size_t n) {

@@ -38,6 +38,13 @@ SPY_INTERNAL void spyR_buf_add(spyR_buf *b, const char *s, size_t n);
 SPY_INTERNAL void spyR_buf_puts(spyR_buf *b, const char *s);
 SPY_INTERNAL void spyR_buf_printf(spyR_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Append s[0..n) (or the string s) with control characters escaped as
+** JSON does (\n, \t, \u001B, ...; C1 controls too) and bytes that are
+** not UTF-8 as \xNN, so a hostile name cannot break a text layout or
+** drive the terminal. Every name a text output prints goes through it. */
+SPY_INTERNAL void spyR_buf_add_esc(spyR_buf *b, const char *s, size_t n);
+SPY_INTERNAL void spyR_buf_puts_esc(spyR_buf *b, const char *s);
+
 /* The string so far ("" when nothing was appended). */
 SPY_INTERNAL const char *spyR_buf_str(const spyR_buf *b);
 
@@ -49,6 +56,11 @@ SPY_INTERNAL char *spyR_fmt_group(char *out, uint64_t v);
 ** (1234.56, 1) -> "1,234.6", (-0.5, 2) -> "-0.50". out must hold 48 bytes.
 ** Values beyond 1e18 fall back to plain %.*f. Returns out. */
 SPY_INTERNAL char *spyR_fmt_fixed(char *out, double v, int decimals);
+
+/* A duration in the largest unit it reaches: 100000 -> "100 us",
+** 1e10 -> "10 s", 1500000 -> "1.5 ms", 0 -> "0 ns". out must hold 48
+** bytes; returns out. */
+SPY_INTERNAL char *spyR_fmt_duration(char *out, uint64_t ns);
 
 /* Nanoseconds to whole milliseconds, rounded half up. */
 SPY_INTERNAL uint64_t spyR_ms(uint64_t ns);
@@ -64,6 +76,11 @@ SPY_INTERNAL double spyR_pct(uint64_t ns, uint64_t base);
 ** index out of range. */
 SPY_INTERNAL void spyR_label(spyR_buf *b, const spy_profile *p,
                              uint32_t frame);
+
+/* The same with the name escaped by spyR_buf_add_esc: for text meant for
+** a terminal (the report, the diff). */
+SPY_INTERNAL void spyR_label_text(spyR_buf *b, const spy_profile *p,
+                                  uint32_t frame);
 
 /* The number of UTF-8 code points in s[0..n) (bytes that do not start a
 ** code point are not counted), i.e. terminal columns for most names. */

@@ -44,7 +44,7 @@ typedef struct ctx {
 /* The label of a frame cut to the report's name width, in c->lab. */
 static const char *label(ctx *c, uint32_t frame) {
   spyR_buf_clear(&c->lab);
-  spyR_label(&c->lab, c->p, frame);
+  spyR_label_text(&c->lab, c->p, frame);
   spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
   return spyR_buf_str(&c->lab);
 }
@@ -70,9 +70,11 @@ static void header(ctx *c) {
   const char *mode = p->mode == SPY_MODE_POLL    ? "poll"
                      : p->mode == SPY_MODE_TIMER ? "timer"
                                                  : "unknown";
-  fprintf(c->f, "interval:  %g us, %s mode, clock %s\n",
-          (double)p->interval_ns / 1000.0, mode,
-          p->clock && *p->clock ? p->clock : "unknown");
+  char iv[48];
+  spyR_buf_clear(&c->lab);
+  spyR_buf_puts_esc(&c->lab, p->clock && *p->clock ? p->clock : "unknown");
+  fprintf(c->f, "interval:  %s, %s mode, clock %s\n",
+          spyR_fmt_duration(iv, p->interval_ns), mode, spyR_buf_str(&c->lab));
   fprintf(c->f, "processes: %zu\n", p->nprocesses);
   fprintf(c->f, "dropped:   %s samples, %s cost observations\n",
           spyR_fmt_group(a, p->dropped), spyR_fmt_group(b, p->obs_dropped));
@@ -87,8 +89,10 @@ static void header(ctx *c) {
                                       &tm))
       fprintf(c->f, "started:   %s UTC\n", when);
   }
-  fprintf(c->f, "command:   %s\n",
-          p->command && *p->command ? p->command : "(not recorded)");
+  spyR_buf_clear(&c->lab);
+  spyR_buf_puts_esc(&c->lab, p->command && *p->command ? p->command
+                                                        : "(not recorded)");
+  fprintf(c->f, "command:   %s\n", spyR_buf_str(&c->lab));
 }
 
 /* ------------------------------------------------------------------------
@@ -122,10 +126,12 @@ static int tree(ctx *c) {
     }
     char num[64];
     pct_ms(num, sizeof num, pr->total_ns, c->base);
+    spyR_buf_clear(&c->lab);
+    spyR_buf_puts_esc(&c->lab, pr->name ? pr->name : "?");
     fprintf(c->f, "--------------------------------\n"
                   "Process: %s (pid %" PRIu64 ") - %s\n"
                   "--------------------------------\n",
-            pr->name ? pr->name : "?", pr->pid, num);
+            spyR_buf_str(&c->lab), pr->pid, num);
     c->rows = 0;
     rc = spyR_walk(p, ix[k], c->o->threshold_pct, SPYR_WRAP_DEFAULT, tree_row,
                    c);
@@ -188,28 +194,40 @@ static void table_row(ctx *c, uint64_t calls, uint64_t total_ns,
           spyR_pct(total_ns, c->p->wall_ns));
 }
 
+/* qsort has no context argument: the profile being sorted. Reports are
+** written from one thread at a time per profile... but not necessarily one
+** profile at a time, hence thread-local. */
+static _Thread_local const spy_profile *sorting;
+
+/* Primitives by total time, heaviest first, then by name, then by index:
+** a total order, so the report is the same whatever qsort does. */
+static int prim_order(const void *x, const void *y) {
+  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+  const spy_profile_prim *a = &sorting->prims[i], *b = &sorting->prims[j];
+  if (a->total_ns != b->total_ns) return a->total_ns > b->total_ns ? -1 : 1;
+  int d = strcmp(a->name ? a->name : "", b->name ? b->name : "");
+  if (d) return d;
+  return (i > j) - (i < j);
+}
+
+/* Steps longest first, then in the profile's order. */
+static int step_order(const void *x, const void *y) {
+  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+  uint64_t a = sorting->steps[i].ns, b = sorting->steps[j].ns;
+  if (a != b) return a > b ? -1 : 1;
+  return (i > j) - (i < j);
+}
+
 static int prims(ctx *c) {
   const spy_profile *p = c->p;
   fputs("**Primitives**\n", c->f);
   uint32_t *ix = malloc((p->nprims + 1) * sizeof *ix);
   if (!ix) return SPY_ENOMEM;
   size_t n = 0;
-  for (size_t i = 0; i < p->nprims; i++) {
-    if (!p->prims[i].calls) continue;
-    /* Insertion by total, then name: a report lists tens of primitives. */
-    size_t j = n++;
-    const spy_profile_prim *a = &p->prims[i];
-    while (j > 0) {
-      const spy_profile_prim *b = &p->prims[ix[j - 1]];
-      const char *an = a->name ? a->name : "", *bn = b->name ? b->name : "";
-      int before = b->total_ns > a->total_ns ||
-                   (b->total_ns == a->total_ns && strcmp(bn, an) <= 0);
-      if (before) break;
-      ix[j] = ix[j - 1];
-      j--;
-    }
-    ix[j] = (uint32_t)i;
-  }
+  for (size_t i = 0; i < p->nprims; i++)
+    if (p->prims[i].calls) ix[n++] = (uint32_t)i;
+  sorting = p;
+  qsort(ix, n, sizeof *ix, prim_order);
   if (!n) {
     fputs("(none)\n", c->f);
     free(ix);
@@ -220,11 +238,15 @@ static int prims(ctx *c) {
     const spy_profile_prim *pr = &p->prims[ix[k]];
     table_row(c, pr->calls, pr->total_ns, pr->max_ns);
     spyR_buf_clear(&c->lab);
-    spyR_buf_puts(&c->lab, pr->name ? pr->name : "?");
+    spyR_buf_puts_esc(&c->lab, pr->name ? pr->name : "?");
     spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
     fprintf(c->f, "  %s\n", spyR_buf_str(&c->lab));
-    if (pr->model && *pr->model)
-      fprintf(c->f, "%*smodel: %s\n", TABLE_INDENT, "", pr->model);
+    if (pr->model && *pr->model) {
+      spyR_buf_clear(&c->lab);
+      spyR_buf_puts_esc(&c->lab, pr->model);
+      fprintf(c->f, "%*smodel: %s\n", TABLE_INDENT, "",
+              spyR_buf_str(&c->lab));
+    }
   }
   free(ix);
   return 0;
@@ -248,60 +270,88 @@ static size_t fn_len(const char *name) {
 }
 
 typedef struct nfn {
+  uint32_t prim;
   const char *name;
   size_t len;
   uint64_t count;
 } nfn;
 
-static int by_count(const void *x, const void *y) {
-  const nfn *a = x, *b = y;
-  if (a->count != b->count) return a->count > b->count ? -1 : 1;
+static int by_name(const nfn *a, const nfn *b) {
   size_t n = a->len < b->len ? a->len : b->len;
   int d = memcmp(a->name, b->name, n);
   return d ? d : (a->len > b->len) - (a->len < b->len);
 }
 
+/* By primitive, then function name: equal functions become neighbours. */
+static int by_prim_name(const void *x, const void *y) {
+  const nfn *a = x, *b = y;
+  if (a->prim != b->prim) return a->prim < b->prim ? -1 : 1;
+  return by_name(a, b);
+}
+
+/* Within one primitive: most signals first, then by name. */
+static int by_count(const void *x, const void *y) {
+  const nfn *a = x, *b = y;
+  if (a->count != b->count) return a->count > b->count ? -1 : 1;
+  return by_name(a, b);
+}
+
 /* Per primitive with native samples: the leaf functions of its native
-** paths, summed, with their share of that primitive's samples. */
+** paths, summed, with their share of that primitive's samples. Sorting
+** brings each primitive's functions together, so a hostile file with many
+** natives costs O(n log n), not a pass over all of them per primitive. */
 static int natives(ctx *c) {
   const spy_profile *p = c->p;
   fputs("**Native** (inside primitives)\n", c->f);
   nfn *fn = malloc((p->nnatives + 1) * sizeof *fn);
   if (!fn) return SPY_ENOMEM;
-  for (uint32_t prim = 0; prim < p->nprims; prim++) {
-    size_t n = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < p->nnatives; i++) {
+    const spy_native *nt = &p->natives[i];
+    if (nt->prim >= p->nprims || !nt->nframes || !nt->frames ||
+        nt->frames[nt->nframes - 1] >= p->nframes)
+      continue;
+    const char *nm = p->frames[nt->frames[nt->nframes - 1]].name;
+    if (!nm) nm = "?";
+    fn[n++] = (nfn){nt->prim, nm, fn_len(nm), nt->count};
+  }
+  qsort(fn, n, sizeof *fn, by_prim_name);
+  size_t m = 0; /* merge neighbours naming the same function */
+  for (size_t i = 0; i < n; i++) {
+    if (m && fn[m - 1].prim == fn[i].prim && !by_name(&fn[m - 1], &fn[i])) {
+      uint64_t s = fn[m - 1].count + fn[i].count;
+      fn[m - 1].count = s < fn[i].count ? UINT64_MAX : s; /* saturate */
+    } else {
+      fn[m++] = fn[i];
+    }
+  }
+  for (size_t g = 0; g < m;) {
+    size_t e = g;
     uint64_t total = 0;
-    for (size_t i = 0; i < p->nnatives; i++) {
-      const spy_native *nt = &p->natives[i];
-      if (nt->prim != prim) continue;
-      if (!nt->nframes || !nt->frames ||
-          nt->frames[nt->nframes - 1] >= p->nframes)
-        continue;
-      const char *nm = p->frames[nt->frames[nt->nframes - 1]].name;
-      if (!nm) nm = "?";
-      size_t len = fn_len(nm), j = 0;
-      while (j < n && !(fn[j].len == len && memcmp(fn[j].name, nm, len) == 0))
-        j++;
-      if (j == n) fn[n++] = (nfn){nm, len, 0};
-      fn[j].count += nt->count;
-      total += nt->count;
-    }
-    if (!total) continue;
-    qsort(fn, n, sizeof *fn, by_count);
-    char num[32];
-    fprintf(c->f, "%s  (%s signals)\n",
-            p->prims[prim].name ? p->prims[prim].name : "?",
-            spyR_fmt_group(num, total));
-    for (size_t k = 0; k < n && k < NATIVE_TOP; k++) {
+    for (; e < m && fn[e].prim == fn[g].prim; e++)
+      total = total + fn[e].count < total ? UINT64_MAX : total + fn[e].count;
+    size_t cnt = e - g;
+    uint32_t prim = fn[g].prim;
+    qsort(fn + g, cnt, sizeof *fn, by_count);
+    if (total) {
+      char num[32];
       spyR_buf_clear(&c->lab);
-      spyR_buf_printf(&c->lab, "%.*s", (int)fn[k].len, fn[k].name);
-      spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
-      fprintf(c->f, "  %6.2f %%  %s\n", spyR_pct(fn[k].count, total),
-              spyR_buf_str(&c->lab));
+      spyR_buf_puts_esc(&c->lab, p->prims[prim].name ? p->prims[prim].name
+                                                     : "?");
+      fprintf(c->f, "%s  (%s signals)\n", spyR_buf_str(&c->lab),
+              spyR_fmt_group(num, total));
+      for (size_t k = 0; k < cnt && k < NATIVE_TOP; k++) {
+        spyR_buf_clear(&c->lab);
+        spyR_buf_add_esc(&c->lab, fn[g + k].name, fn[g + k].len);
+        spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
+        fprintf(c->f, "  %6.2f %%  %s\n", spyR_pct(fn[g + k].count, total),
+                spyR_buf_str(&c->lab));
+      }
+      if (cnt > NATIVE_TOP)
+        fprintf(c->f, "  (%zu more function%s)\n", cnt - NATIVE_TOP,
+                cnt - NATIVE_TOP == 1 ? "" : "s");
     }
-    if (n > NATIVE_TOP)
-      fprintf(c->f, "  (%zu more function%s)\n", n - NATIVE_TOP,
-              n - NATIVE_TOP == 1 ? "" : "s");
+    g = e;
   }
   free(fn);
   return 0;
@@ -372,7 +422,7 @@ static int regions(ctx *c) {
     const spy_profile_region *rg = &p->regions[r];
     table_row(c, rg->calls, rg->total_ns, rg->max_ns);
     spyR_buf_clear(&c->lab);
-    spyR_buf_puts(&c->lab, rg->name ? rg->name : "?");
+    spyR_buf_puts_esc(&c->lab, rg->name ? rg->name : "?");
     spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
     fprintf(c->f, "  %*s%s\n", (int)(2 * (depth[r] > 40 ? 40 : depth[r])), "",
             spyR_buf_str(&c->lab));
@@ -395,23 +445,26 @@ static void step_line(ctx *c, unsigned rank, const spy_step *s) {
   if (s->kind == SPY_STEP_PRIM && s->prim < p->nprims) pr = &p->prims[s->prim];
   spyR_buf_clear(&c->lab);
   if (s->kind == SPY_STEP_GC) spyR_buf_puts(&c->lab, "GC");
-  else spyR_buf_puts(&c->lab, pr && pr->name ? pr->name : "?");
+  else spyR_buf_puts_esc(&c->lab, pr && pr->name ? pr->name : "?");
   spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
   unsigned ns = s->nsizes > 4 ? 4 : s->nsizes;
   for (unsigned i = 0; i < ns; i++) {
     const char *nm =
         pr && i < pr->nsizes && pr->size_names[i] ? pr->size_names[i] : NULL;
-    if (nm && *nm)
-      spyR_buf_printf(&c->lab, "%s%s=%" PRIu64, i ? " " : "  ", nm, s->size[i]);
-    else
+    if (nm && *nm) {
+      spyR_buf_puts(&c->lab, i ? " " : "  ");
+      spyR_buf_puts_esc(&c->lab, nm);
+      spyR_buf_printf(&c->lab, "=%" PRIu64, s->size[i]);
+    } else
       spyR_buf_printf(&c->lab, "%ss%u=%" PRIu64, i ? " " : "  ", i, s->size[i]);
   }
   const char *proc = s->process < p->nprocesses && p->processes[s->process].name
                          ? p->processes[s->process].name
                          : "?";
-  fprintf(c->f, "%2u. %9s ms  %s  (process %s)\n", rank,
-          spyR_fmt_fixed(ms, (double)s->ns / 1e6, 3), spyR_buf_str(&c->lab),
-          proc);
+  spyR_buf_puts(&c->lab, "  (process ");
+  spyR_buf_puts_esc(&c->lab, proc);
+  fprintf(c->f, "%2u. %9s ms  %s)\n", rank,
+          spyR_fmt_fixed(ms, (double)s->ns / 1e6, 3), spyR_buf_str(&c->lab));
   /* The stack, root first, innermost STEP_FRAMES frames; a trailing frame
   ** that is the step itself (the primitive, or GC) is not repeated. */
   uint32_t nf = s->frames ? s->nframes : 0;
@@ -432,23 +485,17 @@ static void step_line(ctx *c, unsigned rank, const spy_step *s) {
 static int longest(ctx *c) {
   const spy_profile *p = c->p;
   fputs("**Longest single steps**\n", c->f);
-  size_t n = p->nsteps < c->o->longest ? p->nsteps : c->o->longest;
-  if (!n) {
-    fputs("(none)\n", c->f);
-    return 0;
-  }
-  /* The model keeps steps longest first; pick the n longest anyway, stably,
-  ** so a hand-built or merged profile reads the same. */
-  uint32_t *ix = malloc(p->nsteps * sizeof *ix);
+  /* Longest first, stably (the model keeps that order, a hand-built or
+  ** merged profile may not), in O(n log n); steps that would read 0.000 ms
+  ** are not worth a line. */
+  uint32_t *ix = malloc((p->nsteps + 1) * sizeof *ix);
   if (!ix) return SPY_ENOMEM;
-  for (size_t i = 0; i < p->nsteps; i++) {
-    size_t j = i;
-    while (j > 0 && p->steps[ix[j - 1]].ns < p->steps[i].ns) {
-      ix[j] = ix[j - 1];
-      j--;
-    }
-    ix[j] = (uint32_t)i;
-  }
+  for (size_t i = 0; i < p->nsteps; i++) ix[i] = (uint32_t)i;
+  sorting = p;
+  qsort(ix, p->nsteps, sizeof *ix, step_order);
+  size_t n = 0;
+  while (n < p->nsteps && n < c->o->longest && p->steps[ix[n]].ns >= 500) n++;
+  if (!n) fputs("(none)\n", c->f);
   for (size_t k = 0; k < n; k++)
     step_line(c, (unsigned)k + 1, &p->steps[ix[k]]);
   free(ix);

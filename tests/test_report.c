@@ -820,7 +820,96 @@ static void t_diff(void) {
   spy_profile_free(b);
 }
 
+/* Hostile names: a newline, escape sequences (C0, DEL, C1 in UTF-8, a
+** raw 0x9B) in frame, primitive, process, region, size and clock names
+** come out escaped as JSON escapes them, so every line of the report is
+** one line and nothing reaches the terminal as a control. Also: a 10 s
+** interval reads "10 s", and steps under 0.0005 ms are not listed. */
+static void t_text_escape(void) {
+  spy_profile *p = synthetic();
+  p->interval_ns = 10000000000u;
+  p->clock = "ts\ac";
+  p->command = "st \xc2\x9b" "2J evil.st";
+  p->prims[0].name = "Evil>>a\nb";
+  p->prims[0].size_names[0] = "s\x1b[31m";
+  p->processes[0].name = "main\r";
+  p->frames[p->nodes[p->processes[0].root].frame].name = "main\r";
+  p->frames[1].name = "Bench\tDEL\x7f \x9b";
+  p->regions[0].name = "Load\ndata";
+  for (size_t i = 0; i < p->nsteps; i++) p->steps[i].ns = 499;
+  p->steps[0].ns = 2000000;
+  mem m;
+  T_EQ_INT(spy_report_text(p, mem_open(&m), NULL), 0);
+  const char *t = mem_text(&m);
+  for (const unsigned char *u = (const unsigned char *)t; *u; u++)
+    if ((*u < 0x20 && *u != '\n') || *u == 0x7f ||
+        (u[0] == 0xc2 && u[1] >= 0x80 && u[1] < 0xa0))
+      T_FAIL("control byte 0x%02x at %td:\n%s", *u,
+             (const char *)u - t, t);
+  static const char *const want[] = {
+    "interval:  10 s, poll mode, clock ts\\u0007c\n",
+    "command:   st \\u009B2J evil.st\n",
+    "  Evil>>a\\nb\n",
+    "Bench\\tDEL\\u007F \\x9B",
+    "main\\r",
+    "Load\\ndata",
+    "Evil>>a\\nb  s\\u001B[31m=",
+    "(process main\\r)\n",
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    if (!strstr(t, want[i])) T_FAIL("no \"%s\" in\n%s", want[i], t);
+  const char *longest = strstr(t, "**Longest single steps**\n");
+  T_ASSERT(longest);
+  T_ASSERT(strstr(longest, " 1. ") && !strstr(longest, " 2. "));
+  T_ASSERT(!strstr(t, "0.000 ms"));
+  spy_profile_free(p);
+}
+
+/* A hostile profile with 300,000 primitives, steps and native stacks is
+** reported in O(n log n): quadratic sorting (as before) took minutes,
+** past this test's timeout. The order is still exact. */
+static void t_text_many(void) {
+  enum { N = 300000 };
+  spy_profile *p = spyP_new();
+  T_ASSERT(p);
+  p->prims = spyP_calloc(p, N, sizeof *p->prims);
+  p->steps = spyP_calloc(p, N, sizeof *p->steps);
+  p->natives = spyP_calloc(p, N, sizeof *p->natives);
+  p->frames = spyP_calloc(p, 2, sizeof *p->frames);
+  static uint32_t nf[2] = {0, 1};
+  T_ASSERT(p->prims && p->steps && p->natives && p->frames);
+  p->nprims = p->nsteps = p->nnatives = N;
+  p->nframes = 2;
+  p->frames[0] = (spy_frame){SPY_FRAME_NATIVE, 1, "f (m)"};
+  p->frames[1] = (spy_frame){SPY_FRAME_NATIVE, 2, "g (m)"};
+  for (uint32_t i = 0; i < N; i++) {
+    p->prims[i].name = i % 2 ? "odd" : "even";
+    p->prims[i].calls = 1;
+    p->prims[i].total_ns = (uint64_t)(i * 7919u % N) * 1000;
+    p->steps[i] = (spy_step){SPY_STEP_PRIM, i, 0, {0}, 1000 + i % 1000, 0,
+                             0, NULL};
+    p->natives[i] = (spy_native){i % 1000, 1 + i % 2, nf, 1 + i % 3};
+  }
+  p->steps[12345].ns = 5000000;
+  mem m;
+  spy_report_options o;
+  spy_report_options_init(&o);
+  T_EQ_INT(spy_report_text(p, mem_open(&m), &o), 0);
+  const char *t = mem_text(&m);
+  /* The heaviest primitive first: total (N-1)*1000 ns at i with
+  ** i*7919 % N == N-1. */
+  const char *pr = strstr(t, "**Primitives**\n");
+  T_ASSERT(pr);
+  T_ASSERT(strstr(pr, "        1      300.0   299,999.0 "));
+  const char *st = strstr(t, " 1.     5.000 ms  odd");
+  T_ASSERT(st);
+  T_ASSERT(strstr(st, " 2.     0.002 ms  "));
+  spy_profile_free(p);
+}
+
 const struct spy_test t_report[] = {
+    {"text_escape", t_text_escape, 0},
+    {"text_many", t_text_many, 60},
     {"numbers", t_numbers, 0},
     {"labels", t_labels, 0},
     {"walk_rows", t_walk_rows, 0},
