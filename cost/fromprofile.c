@@ -100,6 +100,11 @@ int spy_cost_annotate_profile(spy_profile *p, const spy_cost_options *o) {
     if (f->status || !f->fitted || src >= p->nprims) continue;
     spyC_buf b = {0};
     spyC_bprintf(&b, "%s ns", f->fitted);
+    /* R^2 < 0: the model predicts worse than the mean time would; say so
+    ** beside it rather than let it pass for a cost. */
+    if (f->r2 < 0)
+      spyC_bprintf(&b, "  (R^2 %.2f < 0: worse than the mean; not a "
+                       "usable model)", f->r2);
     char *text = spyC_btake(&b);
     if (!text) {
       rc = SPY_ENOMEM;

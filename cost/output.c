@@ -81,6 +81,9 @@ static void table_fit(FILE *fp, const spy_cost_result *r,
   if (f->culled) fprintf(fp, " (%zu culled)", f->culled);
   fprintf(fp, "; median error %.1f%%, R^2 %.4f, adj. R^2 %.4f, RMSE %s\n",
           100 * f->mre, f->r2, f->adj_r2, a);
+  if (f->r2 < 0) /* worse than predicting the mean: not to be used */
+    fprintf(fp, "  caveat   R^2 < 0: this model predicts the time worse than "
+                "its mean does;\n           do not use it as a cost\n");
   size_t hi = f->outliers.high_mild + f->outliers.high_severe;
   size_t lo = f->outliers.low_mild + f->outliers.low_severe;
   double n = f->used ? (double)f->used : 1;

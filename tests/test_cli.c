@@ -516,7 +516,27 @@ static void t_every_option_both_forms(void) {
   }
 }
 
+/* A model that predicts worse than the mean (R^2 < 0) carries a caveat:
+** 90 calls of 100 ns and 10 of 10 us, fitted by the median as a constant,
+** give R^2 = 1 - SSE/SST = -1/9. */
+static void t_costs_negative_r2(void) {
+  FILE *f = fopen(path_in("neg.csv"), "w");
+  T_ASSERT(f);
+  fputs("primitive,n,time_ns\n", f);
+  for (int i = 0; i < 100; i++) fprintf(f, "p,%d,%d\n", i, i % 10 ? 100 : 10000);
+  T_EQ_INT(fclose(f), 0);
+  char *out;
+  T_EQ_INT(spyon(&out, NULL, "costs neg.csv --model c0 --bootstrap 0"), 0);
+  if (!strstr(out, "R^2 -0.1111, adj. R^2 -0.1111") ||
+      !strstr(out, "\n  caveat   R^2 < 0: this model predicts the time "
+                   "worse than its mean does;\n           do not use it as "
+                   "a cost\n"))
+    T_FAIL("no caveat in\n%s", out);
+  free(out);
+}
+
 const struct spy_test t_cli[] = {
+  {"costs_negative_r2", t_costs_negative_r2, 0},
   {"signals_keep_profile", t_signals_keep_profile, 120},
   {"output_refused_first", t_output_refused_first, 0},
   {"dev_full", t_dev_full, 0},
