@@ -24,6 +24,7 @@
 #include "cost/fit.h"
 #include "cost/models.h"
 #include "cost/plot.h"
+#include "profile/atomic.h"
 #include "cost/util.h"
 
 #define W 900.0
@@ -149,6 +150,13 @@ static int tree_uses_size(const spyC_model *m, int k, unsigned nsizes) {
   if (n->op == SPYC_VAR) return (unsigned)n->index < nsizes;
   return (n->a >= 0 && tree_uses_size(m, n->a, nsizes)) ||
          (n->b >= 0 && tree_uses_size(m, n->b, nsizes));
+}
+
+/* cairo's write callback: into the temporary file. */
+static cairo_status_t to_file(void *f, const unsigned char *data,
+                              unsigned int len) {
+  return fwrite(data, 1, len, f) == len ? CAIRO_STATUS_SUCCESS
+                                        : CAIRO_STATUS_WRITE_ERROR;
 }
 
 /* How the x axis is chosen (see the file comment). */
@@ -311,14 +319,25 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
   axis_fit(&ay, ylo, yhi);
   if (ay.log && ylo <= 0) ay.log = 0;
 
+  /* The picture goes to a temporary replaced into place at the end
+  ** (profile/atomic.h), like every file spyon writes. */
+  spyP_afile af;
+  int arc = spyP_aopen(&af, path, err, errlen);
+  if (arc) {
+    free(xs);
+    free(ys);
+    free(over);
+    return arc;
+  }
   cairo_surface_t *sf =
       png ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)W, (int)H)
-          : cairo_svg_surface_create(path, W, H);
+          : cairo_svg_surface_create_for_stream(to_file, af.f, W, H);
   if (cairo_surface_status(sf) != CAIRO_STATUS_SUCCESS) {
     if (err && errlen)
       snprintf(err, errlen, "%s: %s", path,
                cairo_status_to_string(cairo_surface_status(sf)));
     cairo_surface_destroy(sf);
+    spyP_aabort(&af);
     free(xs);
     free(ys);
     free(over);
@@ -462,7 +481,8 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
   }
 
   cairo_destroy(cr);
-  cairo_status_t cs = png ? cairo_surface_write_to_png(sf, path)
+  cairo_status_t cs = png ? cairo_surface_write_to_png_stream(sf, to_file,
+                                                              af.f)
                           : CAIRO_STATUS_SUCCESS;
   cairo_surface_finish(sf);
   if (cs == CAIRO_STATUS_SUCCESS) cs = cairo_surface_status(sf);
@@ -471,9 +491,10 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
   free(ys);
   free(over);
   if (cs != CAIRO_STATUS_SUCCESS) {
+    spyP_aabort(&af);
     if (err && errlen)
       snprintf(err, errlen, "%s: %s", path, cairo_status_to_string(cs));
     return SPY_EIO;
   }
-  return 0;
+  return spyP_acommit(&af, err, errlen);
 }

@@ -314,6 +314,7 @@ static void t_full_disk_keeps_old_file(void) {
   wfile("m/old.json", "old json\n");
   wfile("m/old.txt", "old table\n");
   wfile("m/old.csv", "old csv\n");
+  T_EQ_INT(mkdir(path_in("m/plots"), 0777), 0);
   fill(path_in("m"));
   char *err;
   T_EQ_INT(spyon(NULL, &err, "-o m/old.spy work.st"), 1);
@@ -339,8 +340,16 @@ static void t_full_disk_keeps_old_file(void) {
     T_EQ_STR(s, w[i].old);
     free(s);
   }
+  /* A plot that does not fit leaves no half picture. */
+  T_EQ_INT(spyon(NULL, &err, "costs c.csv --bootstrap 0 --plot m/plots"), 1);
+  T_ASSERT(strstr(err, "write error: No space left on device\n") ||
+           strstr(err, "error while writing to output stream\n"));
+  free(err);
   char *ls = listing(path_in("m"));
-  T_EQ_STR(ls, "filler old.csv old.json old.spy old.txt ");
+  T_EQ_STR(ls, "filler old.csv old.json old.spy old.txt plots ");
+  free(ls);
+  ls = listing(path_in("m/plots"));
+  T_EQ_STR(ls, "");
   free(ls);
   /* Room again: the same save replaces the file whole. */
   T_EQ_INT(remove(path_in("m/filler")), 0);
