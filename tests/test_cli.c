@@ -25,6 +25,8 @@
 #include <spyon.h>
 #include <spyon/profile.h>
 
+#include "profile/profile.h"
+
 /* ---- helpers ---------------------------------------------------------- */
 
 static char *path_in(const char *name) {
@@ -375,6 +377,77 @@ static void t_full_disk_keeps_old_file(void) {
   free(old);
 }
 
+/* ---- kill -9 in the middle of a write --------------------------------- */
+
+/* A profile whose JSON export is tens of megabytes: a chain of n frames,
+** one sample at the bottom, every total adding up. */
+static void save_big(const char *name, uint32_t n) {
+  spy_profile *p = spyP_new();
+  T_ASSERT(p);
+  p->frames = spyP_calloc(p, n, sizeof *p->frames);
+  p->nodes = spyP_calloc(p, n, sizeof *p->nodes);
+  p->processes = spyP_calloc(p, 1, sizeof *p->processes);
+  T_ASSERT(p->frames && p->nodes && p->processes);
+  p->nframes = p->nnodes = n;
+  p->nprocesses = 1;
+  char nm[64];
+  for (uint32_t i = 0; i < n; i++) {
+    snprintf(nm, sizeof nm, "Class%u>>method:with:and:%u", i % 977, i);
+    p->frames[i] = (spy_frame){i ? SPY_FRAME_METHOD : SPY_FRAME_ROOT, i,
+                               spyP_strdup(p, nm)};
+    p->nodes[i] = (spy_node){i, i ? i - 1 : SPY_NONE,
+                             i + 1 < n ? i + 1 : SPY_NONE, SPY_NONE, 1000,
+                             i + 1 < n ? 0 : 1000, 1, i + 1 < n ? 0 : 1};
+  }
+  p->processes[0] = (spy_process){1, "main", 0, 1000, 1};
+  p->wall_ns = 1000;
+  p->tallies = 1;
+  char err[512];
+  if (spy_profile_save(p, path_in(name), err, sizeof err)) T_FAIL("%s", err);
+  spy_profile_free(p);
+}
+
+/* SIGKILL at any moment of `spyon report -o` leaves the old file or the
+** whole new one, never a truncated one (before: a 0-byte file). */
+static void t_kill9_during_write(void) {
+  save_big("big.spy", 100000);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  T_EQ_INT(spyon(NULL, NULL, "report big.spy --format json -o full.json"), 0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+  size_t full_len;
+  char *full = t_slurp(path_in("full.json"), &full_len);
+  T_ASSERT(full && full_len > 1000000);
+  int killed_early = 0, done = 0;
+  for (int k = 0; k < 12; k++) {
+    wfile("out.json", "old\n");
+    char *argv[] = {"spyon", "report", "big.spy", "--format", "json", "-o",
+                    "out.json", NULL};
+    pid_t pid = start(argv);
+    long ns = (long)(ms * 1e6 * (k + 1) / 12.0);
+    struct timespec d = {ns / 1000000000L, ns % 1000000000L};
+    nanosleep(&d, NULL);
+    kill(pid, SIGKILL);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (WIFSIGNALED(st)) killed_early++;
+    else done++;
+    size_t len;
+    char *now = t_slurp(path_in("out.json"), &len);
+    T_ASSERT(now);
+    if (!(len == 4 && !memcmp(now, "old\n", 4)) &&
+        !(len == full_len && !memcmp(now, full, len)))
+      T_FAIL("kill at %ld ms left %zu bytes, neither the old file nor the "
+             "new one", ns / 1000000, len);
+    free(now);
+  }
+  fprintf(stderr, "kill -9: %d runs killed mid-way, %d finished (a run takes "
+                  "%.0f ms)\n", killed_early, done, ms);
+  T_ASSERT(killed_early > 0);
+  free(full);
+}
+
 /* ---- options ------------------------------------------------------------ */
 
 /* The same rules for every command: --help, --opt=value, missing values,
@@ -545,6 +618,7 @@ static void t_costs_negative_r2(void) {
 }
 
 const struct spy_test t_cli[] = {
+  {"kill9_during_write", t_kill9_during_write, 240},
   {"costs_negative_r2", t_costs_negative_r2, 0},
   {"signals_keep_profile", t_signals_keep_profile, 120},
   {"output_refused_first", t_output_refused_first, 0},
