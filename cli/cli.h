@@ -48,6 +48,12 @@ typedef struct cli_host {
   void (*interrupt)(void);
 } cli_host;
 
+/* Block (1) or unblock (0) the stop signals in the calling thread. A host
+** blocks them around starting its profiler, so that the threads it makes
+** inherit the mask and the handler always runs on the interpreter's
+** thread, never concurrently with it on the sampler's. */
+void cli_block_stop_signals(int block);
+
 /* Has a stop signal arrived since the run began? (For a host that makes
 ** its interpreter after the signal handlers are installed.) */
 int cli_stop_requested(void);

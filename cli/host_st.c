@@ -26,7 +26,10 @@ static int st_run(const char *script, int argc, char **argv,
   if (!vm) return 2;
   current = vm;
   if (cli_stop_requested()) stvm_interrupt(vm); /* a signal came early */
-  if (so && stvm_profile_start(vm, so) < 0) {
+  cli_block_stop_signals(1); /* the sampler thread inherits the mask */
+  int started = so ? stvm_profile_start(vm, so) : 0;
+  cli_block_stop_signals(0);
+  if (started < 0) {
     fprintf(stderr, "spyon: %s\n", stvm_error(vm));
     current = NULL;
     stvm_free(vm);

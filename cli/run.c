@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -152,6 +153,13 @@ int cli_stop_requested(void) {
 
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 #define NSTOP (sizeof stop_signals / sizeof stop_signals[0])
+
+void cli_block_stop_signals(int block) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (size_t i = 0; i < NSTOP; i++) sigaddset(&set, stop_signals[i]);
+  pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
 
 /* ---- the report ------------------------------------------------------- */
 
