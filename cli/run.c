@@ -51,7 +51,7 @@ static const cli_opt run_opts[] = {
    offsetof(cli_run_opts, interval_us), 1, 1e7, NULL, 0, 0},
   {"--threshold", NULL, "PCT", "hide tree nodes below PCT percent "
    "(default 0.5)", cli_set_num, offsetof(cli_run_opts, threshold), 0, 100,
-   NULL, 0, 0},
+   NULL, 0, EXCL_OUTPUT}, /* only the text report has a threshold */
   {"--mode", NULL, "poll|timer", "poll: charge primitives exactly "
    "(default);\ntimer: MessageTally-style, for comparison", cli_set_choice,
    offsetof(cli_run_opts, mode), 0, 0, "poll|timer", 0, 0},

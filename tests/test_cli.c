@@ -498,6 +498,8 @@ static void t_options(void) {
     {"--output=x.spy --json hello.st", 2,
      "spyon: --output and --json cannot be used together\n"},
     {"--json=yes hello.st", 2, "spyon: option --json takes no value\n"},
+    {"--threshold 2 --json hello.st", 2,
+     "spyon: --threshold and --json cannot be used together\n"},
     {"--bogus hello.st", 2,
      "spyon: unknown option '--bogus' (see spyon --help)\n"},
     {"report p.spy --bogus=1", 2,
