@@ -100,11 +100,12 @@ static void table_fit(FILE *fp, const spy_cost_result *r,
               100 * f->confidence, q->fitted, 100 * q->coverage, q->ntest,
               100 * q->train_coverage, q->ntrain);
     else if (k == 1)
-      fprintf(fp, "  compare  alg. 1 (least squares %+.4g ns): held-out "
+      fprintf(fp, "  compare  shift (least squares %+.4g ns): held-out "
                   "%.1f%%\n",
               q->param, 100 * q->coverage);
     else
-      fprintf(fp, "           alg. 2 (alpha %.3g): %s ns, held-out %.1f%%\n",
+      fprintf(fp, "           asymmetric (alpha %.3g): %s ns, held-out "
+                  "%.1f%%\n",
               q->param, q->fitted, 100 * q->coverage);
   }
   if (f->has_gc) {
