@@ -232,7 +232,8 @@ static const cli_opt costs_opts[] = {
   /* output */
   {"--format", "-f", "table|csv|json", "what to print (default table)",
    cli_set_choice, OFF(format), 0, 0, "table|csv|json", X_OUT, X_EXPORT},
-  {"--output", "-o", "FILE", "write to FILE (replaced atomically)", cli_set_str, OFF(output), 0, 0, NULL, FIT},
+  {"--output", "-o", "FILE", "write to FILE (replaced atomically)",
+   cli_set_str, OFF(output), 0, 0, NULL, FIT},
   {"--codegen", NULL, "c", "write a C header of integer cost functions",
    cli_set_choice, OFF(codegen), 0, 0, "c", X_OUT, X_EXPORT},
   {"--unit", NULL, "ns|us|ms|NAME=NS", "unit of the generated costs "

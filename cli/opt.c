@@ -79,7 +79,8 @@ int cli_set_num(void *o, const cli_opt *opt, const char *name,
   int hex = strchr(v, 'x') || strchr(v, 'X');
   if (!*v || *end || errno || hex || !isfinite(d) || d < opt->lo ||
       d > opt->hi)
-    return cli_bad(cli_prog, name, "'%s' is not a number from %.15g to %.15g", v,
+    return cli_bad(cli_prog, name,
+                   "'%s' is not a number from %.15g to %.15g", v,
                    opt->lo, opt->hi);
   *(double *)((char *)o + opt->off) = d;
   return 0;

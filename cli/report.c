@@ -86,7 +86,8 @@ static const cli_opt report_opt_table[] = {
   {"--threshold", NULL, "PCT", "hide tree nodes below PCT percent "
    "(default 0.5)", cli_set_num, offsetof(report_opts, threshold), 0, 100,
    NULL, 0, 0},
-  {"--output", "-o", "FILE", "write to FILE (replaced atomically)", cli_set_str, offsetof(report_opts, out), 0, 0, NULL, 0, 0},
+  {"--output", "-o", "FILE", "write to FILE (replaced atomically)",
+   cli_set_str, offsetof(report_opts, out), 0, 0, NULL, 0, 0},
   {NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, 0, 0},
 };
 
@@ -99,7 +100,8 @@ static const cli_opt diff_opt_table[] = {
   {"--threshold", NULL, "PCT", "hide frames below PCT percent in both\n"
    "profiles (default 0.5)", cli_set_num,
    offsetof(report_opts, threshold), 0, 100, NULL, 0, 0},
-  {"--output", "-o", "FILE", "write to FILE (replaced atomically)", cli_set_str, offsetof(report_opts, out), 0, 0, NULL, 0, 0},
+  {"--output", "-o", "FILE", "write to FILE (replaced atomically)",
+   cli_set_str, offsetof(report_opts, out), 0, 0, NULL, 0, 0},
   {NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, 0, 0},
 };
 

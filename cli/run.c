@@ -44,8 +44,8 @@ static const cli_host *const *hosts(void) {
 #define EXCL_OUTPUT 1u /* -o and --json: one destination */
 
 static const cli_opt run_opts[] = {
-  {"--output", "-o", "FILE", "save the profile to FILE, not the report", cli_set_str, offsetof(cli_run_opts, out), 0, 0, NULL,
-   EXCL_OUTPUT, 0},
+  {"--output", "-o", "FILE", "save the profile to FILE, not the report",
+   cli_set_str, offsetof(cli_run_opts, out), 0, 0, NULL, EXCL_OUTPUT, 0},
   {"--interval", "-i", "USEC", "sampling interval in microseconds, 1 to "
    "10000000\n(default 100)", cli_set_num,
    offsetof(cli_run_opts, interval_us), 1, 1e7, NULL, 0, 0},

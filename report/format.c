@@ -171,9 +171,11 @@ static size_t utf8_seq(const unsigned char *s, size_t n) {
   if (!k || k > n) return 0;
   for (size_t i = 1; i < k; i++)
     if ((s[i] & 0xC0) != 0x80) return 0;
-  if (k == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F)))
+  if (k == 3 &&
+      ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F)))
     return 0; /* overlong, or a UTF-16 surrogate */
-  if (k == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F)))
+  if (k == 4 &&
+      ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F)))
     return 0;
   return k;
 }

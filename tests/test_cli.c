@@ -177,7 +177,7 @@ static void t_signals_keep_profile(void) {
   free(out);
 }
 
-/* ---- outputs checked before the script starts ----------------------------- */
+/* ---- outputs checked before the script starts ---------------------- */
 
 static void t_output_refused_first(void) {
   wfile("hello.st", hello_st);
@@ -246,7 +246,8 @@ static void t_dev_full(void) {
   free(err);
   static const char *const cmds[] = {
     "report p.spy -o /dev/full", "report p.spy --format=json -o /dev/full",
-    "report p.spy --format folded -o /dev/full", "diff p.spy p.spy -o /dev/full",
+    "report p.spy --format folded -o /dev/full",
+    "diff p.spy p.spy -o /dev/full",
     "costs c.csv --bootstrap 0 -o /dev/full",
     "costs c.csv --export-csv /dev/full",
   };
@@ -607,7 +608,8 @@ static void t_costs_negative_r2(void) {
   FILE *f = fopen(path_in("neg.csv"), "w");
   T_ASSERT(f);
   fputs("primitive,n,time_ns\n", f);
-  for (int i = 0; i < 100; i++) fprintf(f, "p,%d,%d\n", i, i % 10 ? 100 : 10000);
+  for (int i = 0; i < 100; i++)
+    fprintf(f, "p,%d,%d\n", i, i % 10 ? 100 : 10000);
   T_EQ_INT(fclose(f), 0);
   char *out;
   T_EQ_INT(spyon(&out, NULL, "costs neg.csv --model c0 --bootstrap 0"), 0);
