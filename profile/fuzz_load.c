@@ -8,12 +8,16 @@
 ** checksum rewritten to match, so that mutations get past the CRC and the
 ** length check and reach the section parsers and the tree checks. The CRC
 ** comparison itself is skipped (SPYP_LOAD_NOCRC) for the same reason.
-** Whatever loads must also survive the JSON export and leaves, and must
+** Whatever loads must also survive the JSON export and leaves, the text
+** report, the folded and speedscope exports and a diff with itself (the
+** tools read any profile that loads without checking further), and must
 ** save and load again to the same bytes (the writer and the reader agree).
 */
 #include "config.h"
 
 #include "profile/file.h"
+
+#include <spyon.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +32,15 @@ static FILE *devnull;
 static void use(const spy_profile *p) {
   if (!devnull) devnull = fopen("/dev/null", "w");
   if (devnull && spy_profile_write_json(p, devnull) != 0) __builtin_trap();
+  if (devnull) { /* out of memory is an answer; a crash is not */
+    spy_report_options ro;
+    spy_report_options_init(&ro);
+    ro.threshold_pct = 0;
+    spy_report_text(p, devnull, &ro);
+    spy_report_folded(p, devnull, 0);
+    spy_report_speedscope(p, devnull, NULL);
+    spy_report_diff(p, p, devnull, &ro);
+  }
   spy_leaf lv[8];
   if (spy_profile_leaves(p, lv, 8) < 0) __builtin_trap();
   unsigned char *a, *b;

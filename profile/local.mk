@@ -18,6 +18,9 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 profile_fuzz_sources = $(top_srcdir)/profile/fuzz_load.c \
 	$(top_srcdir)/profile/file.c $(top_srcdir)/profile/validate.c \
 	$(top_srcdir)/profile/json.c $(top_srcdir)/profile/atomic.c \
+	$(top_srcdir)/report/text.c $(top_srcdir)/report/walk.c \
+	$(top_srcdir)/report/format.c $(top_srcdir)/report/export.c \
+	$(top_srcdir)/report/diff.c \
 	$(top_srcdir)/profile/profile.c
 
 .PHONY: fuzz
@@ -26,5 +29,5 @@ profile/fuzz_load: $(profile_fuzz_sources) $(top_srcdir)/profile/file.h \
 		$(top_srcdir)/profile/profile.h $(top_srcdir)/include/spyon/profile.h
 	@$(MKDIR_P) profile
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AM_CPPFLAGS) $(ZLIB_CFLAGS) \
-		-o $@ $(profile_fuzz_sources) $(ZLIB_LIBS)
+		-o $@ $(profile_fuzz_sources) $(ZLIB_LIBS) -lm
 CLEANFILES += profile/fuzz_load
