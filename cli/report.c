@@ -80,9 +80,10 @@ static int set_format(void *o, const cli_opt *opt, const char *name,
   return 2;
 }
 
-static const cli_opt report_opt_table[] = {
-  {"--format", "-f", "FORMAT", "text (default), json, folded,\n"
-   "folded-tallies or speedscope", set_format, 0, 0, 0, NULL, 0, 0},
+/* Not const: the --format line of the help is made from formats[] (see
+** format_help), so that a new format is one entry there. */
+static cli_opt report_opt_table[] = {
+  {"--format", "-f", "FORMAT", NULL, set_format, 0, 0, 0, NULL, 0, 0},
   {"--threshold", NULL, "PCT", "hide tree nodes below PCT percent "
    "(default 0.5)", cli_set_num, offsetof(report_opts, threshold), 0, 100,
    NULL, 0, 0},
@@ -111,6 +112,26 @@ static const cli_cmd diff_cmd = {
   "saved profiles.",
   diff_opt_table, 2, 2, 0, "See spyon(1)."};
 
+/* "text (default), json, ..." from formats[], wrapped for --help. */
+static void format_help(void) {
+  static char help[512];
+  size_t n = 0, col = 0;
+  for (size_t i = 0; i < NFORMATS && n < sizeof help - 64; i++) {
+    const char *sep = i == 0 ? "" : i + 1 == NFORMATS ? " or " : ", ";
+    size_t w = strlen(sep) + strlen(formats[i].name) + (i ? 0 : 10);
+    if (col + w > 50) {
+      n += (size_t)snprintf(help + n, sizeof help - n, "%s\n",
+                            i + 1 == NFORMATS ? " or" : ",");
+      sep = "";
+      col = 0;
+    }
+    n += (size_t)snprintf(help + n, sizeof help - n, "%s%s%s", sep,
+                          formats[i].name, i ? "" : " (default)");
+    col += w;
+  }
+  report_opt_table[0].help = help;
+}
+
 /* Load a profile or print "spyon: FILE: ..." (status 1). */
 static int load(const char *path, spy_profile **p) {
   char err[512];
@@ -124,6 +145,7 @@ static int load(const char *path, spy_profile **p) {
 int cli_report(int argc, char **argv) {
   report_opts o = {NULL, 0.5, 0};
   cli_args a;
+  format_help();
   int rc = cli_parse(&report_cmd, argc, argv, &o, &a);
   if (rc >= 0) return rc;
   if (cli_check_output(report_cmd.prog, o.out, a.pos, 1)) return 2;
