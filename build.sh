@@ -18,7 +18,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages=(build-essential autoconf automake libtool pkg-config
   libunwind-dev libdw-dev libelf-dev libncurses-dev libgsl-dev libgmp-dev
   zlib1g-dev liblua5.4-dev lua5.4 libcairo2-dev libjansson-dev
-  python3 tmux)
+  python3 tmux protobuf-c-compiler libprotobuf-c-dev
+  golang-go libxml2-utils python3-jsonschema)
 
 deps() {
   local missing=()

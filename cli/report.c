@@ -5,12 +5,14 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <spyon.h>
 #include <spyon/cost.h>
 #include <spyon/profile.h>
 
 #include "cli/cli.h"
+#include "report/report.h"
 
 int cli_report(int argc, char **argv) {
   const char *path = NULL, *format = "text";
@@ -36,7 +38,7 @@ int cli_report(int argc, char **argv) {
   }
   if (!path) {
     fprintf(stderr, "usage: spyon report FILE.spy [--threshold PCT] "
-                    "[--format text|json|folded|folded-tallies|speedscope]\n");
+                    "[--format text|json|folded|folded-tallies|speedscope|pprof]\n");
     return 2;
   }
   char err[512];
@@ -56,7 +58,15 @@ int cli_report(int argc, char **argv) {
     rc = spy_report_folded(p, stdout, 1);
   else if (!strcmp(format, "speedscope"))
     rc = spy_report_speedscope(p, stdout, NULL);
-  else {
+  else if (!strcmp(format, "pprof")) {
+    if (isatty(fileno(stdout))) {
+      fprintf(stderr, "spyon report: pprof is gzip data: redirect stdout "
+                      "to a file (> profile.pb.gz)\n");
+      spy_profile_free(p);
+      return 2;
+    }
+    rc = spyR_write_pprof(p, stdout);
+  } else {
     fprintf(stderr, "spyon report: unknown format '%s'\n", format);
     spy_profile_free(p);
     return 2;

@@ -47,6 +47,19 @@ SPY_INTERNAL int spyR_write_speedscope(const spy_profile *p, FILE *f,
                                        const char *name);
 
 /* ------------------------------------------------------------------------
+** pprof (gzip-compressed profile.proto; report/pprof.c, in the tools
+** library libspyon_tools: it needs protobuf-c)
+** --------------------------------------------------------------------- */
+
+/* One sample per node with self time (every process, heaviest first):
+** stack leaf first without the process root, values [samples/count,
+** wall/nanoseconds], labels process, pid and (under a primitive)
+** primitive. Functions are named by the report's labels (native frames by
+** their bare symbol, at their address in a "[native]" mapping). Written
+** gzip-compressed to f. */
+SPY_INTERNAL int spyR_write_pprof(const spy_profile *p, FILE *f);
+
+/* ------------------------------------------------------------------------
 ** Profile diff
 ** --------------------------------------------------------------------- */
 

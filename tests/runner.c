@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 extern const struct spy_test t_core[], t_core_exact[], t_profile[],
-    t_profile_bad[], t_report[], t_cost[], t_st[], t_native[], t_contract[];
+    t_profile_bad[], t_report[], t_cost[], t_st[], t_native[], t_contract[],
+    t_export[];
 
 static const struct {
   const char *name;
@@ -34,6 +35,7 @@ static const struct {
   {"profile", t_profile_bad},
   {"report", t_report},
   {"cost", t_cost},   {"st", t_st},       {"native", t_native},
+  {"export", t_export},
 };
 
 const char *t_builddir = ".";

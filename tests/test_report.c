@@ -19,6 +19,7 @@
 #include "report/format.h"
 #include "report/report.h"
 #include "report/walk.h"
+#include "tests/test_report.h"
 
 /* ------------------------------------------------------------------------
 ** Building profiles
@@ -92,8 +93,9 @@ static uint32_t process(spy_profile *p, uint64_t pid, const char *name,
 }
 
 /* The synthetic profile of tests/data/report/synthetic.txt: 5 s of wall
-** time; "main" 4 s, "worker" 0.995 s, "sleeper" 5 ms (0.1 %: hidden). */
-static spy_profile *synthetic(void) {
+** time; "main" 4 s, "worker" 0.995 s, "sleeper" 5 ms (0.1 %: hidden).
+** Shared with the export suite (tests/test_report.h). */
+spy_profile *t_report_synthetic(void) {
   spy_profile *p = new_profile(5000000000u);
   p->dropped = 12;
   p->obs_dropped = 3;
@@ -549,14 +551,14 @@ static void t_cycle(void) {
 ** --------------------------------------------------------------------- */
 
 static void t_text_golden(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   check_golden(report(p, NULL), "synthetic.txt");
   spy_profile_free(p);
 }
 
 /* Known numbers, independent of the expected file. */
 static void t_text_numbers(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   const char *t = report(p, NULL);
   /* 1,234,567,890 ns of 5 s: 24.69 %, 1,235 ms. */
   T_ASSERT(strstr(t, "24.69 (1,235)  LargePositiveInteger squaredByFourth\n"));
@@ -593,7 +595,7 @@ static void t_text_numbers(void) {
 
 /* Options: sections, name width, leaves and steps limits. */
 static void t_text_options(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   spy_report_options o;
   spy_report_options_init(&o);
   T_EQ_INT(o.sections, SPY_REPORT_ALL);
@@ -626,7 +628,7 @@ static void t_text_empty(void) {
 
 /* A write error is SPY_EIO, not silence. */
 static void t_text_eio(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   FILE *f = fopen("/dev/full", "w");
   T_ASSERT(f);
   T_EQ_INT(spy_report_text(p, f, NULL), SPY_EIO);
@@ -641,7 +643,7 @@ static void t_text_eio(void) {
 ** --------------------------------------------------------------------- */
 
 static void t_folded(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   mem m;
   T_EQ_INT(spyR_write_folded(p, mem_open(&m), SPYR_WEIGHT_US), 0);
   const char *t = mem_text(&m);
@@ -697,7 +699,7 @@ static void stack_names(json_t *frames, json_t *stack, char *out, size_t len) {
 }
 
 static void t_speedscope(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   mem m;
   T_EQ_INT(spyR_write_speedscope(p, mem_open(&m), NULL), 0);
   const char *t = mem_text(&m);
