@@ -23,8 +23,10 @@
 static void usage(FILE *f) {
   fputs("usage: spyon [options] SCRIPT.st [args...]\n"
         "       spyon report FILE.spy [--threshold PCT] "
-        "[--format text|json|folded|speedscope]\n"
-        "       spyon diff BEFORE.spy AFTER.spy [--threshold PCT]\n"
+        "[--format text|json|folded|speedscope|pprof|svg]\n"
+        "       spyon diff BEFORE.spy AFTER.spy [--threshold PCT] "
+        "[--format text|json|folded]\n"
+        "       spyon merge A.spy B.spy... -o OUT.spy\n"
         "       spyon costs FILE.spy|FILE.csv [options]\n"
         "       spyon --version | --help\n"
         "See spyon(1).\n",
@@ -72,6 +74,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(cmd, "report")) return cli_report(argc - 1, argv + 1);
   if (!strcmp(cmd, "diff")) return cli_diff(argc - 1, argv + 1);
+  if (!strcmp(cmd, "merge")) return cli_merge(argc - 1, argv + 1);
   if (!strcmp(cmd, "costs"))
     return cli_costs ? cli_costs(argc - 1, argv + 1) : missing("costs");
   return cli_run ? cli_run(argc, argv) : missing("running scripts");

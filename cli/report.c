@@ -3,7 +3,9 @@
 */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -38,7 +40,8 @@ int cli_report(int argc, char **argv) {
   }
   if (!path) {
     fprintf(stderr, "usage: spyon report FILE.spy [--threshold PCT] "
-                    "[--format text|json|folded|folded-tallies|speedscope|pprof]\n");
+                    "[--format text|json|folded|folded-tallies|\n"
+                    "                                 speedscope|pprof|svg]\n");
     return 2;
   }
   char err[512];
@@ -79,11 +82,12 @@ int cli_report(int argc, char **argv) {
   return 0;
 }
 
-/* spyon diff BEFORE.spy AFTER.spy: the frames whose share changed most. */
+/* spyon diff BEFORE.spy AFTER.spy: where the time changed, ranked by
+** absolute change, with sampling noise (report/diff.c). */
 int cli_diff(int argc, char **argv) {
   spy_report_options ro;
   spy_report_options_init(&ro);
-  const char *path[2] = {NULL, NULL};
+  const char *path[2] = {NULL, NULL}, *format = "text";
   int n = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threshold") && i + 1 < argc) {
@@ -91,6 +95,8 @@ int cli_diff(int argc, char **argv) {
       i++;
       if (d < 0) return 2;
       ro.threshold_pct = d;
+    } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+      format = argv[++i];
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "spyon diff: unknown option '%s'\n", argv[i]);
       return 2;
@@ -101,7 +107,13 @@ int cli_diff(int argc, char **argv) {
     }
   }
   if (n != 2) {
-    fprintf(stderr, "usage: spyon diff BEFORE.spy AFTER.spy [--threshold PCT]\n");
+    fprintf(stderr, "usage: spyon diff BEFORE.spy AFTER.spy [--threshold PCT] "
+                    "[--format text|json|folded]\n");
+    return 2;
+  }
+  if (strcmp(format, "text") && strcmp(format, "json") &&
+      strcmp(format, "folded")) {
+    fprintf(stderr, "spyon diff: unknown format '%s'\n", format);
     return 2;
   }
   spy_profile *p[2] = {NULL, NULL};
@@ -112,7 +124,11 @@ int cli_diff(int argc, char **argv) {
       spy_profile_free(p[0]);
       return 1;
     }
-  int rc = spy_report_diff(p[0], p[1], stdout, &ro);
+  int rc;
+  if (!strcmp(format, "json")) rc = spyR_write_diff_json(p[0], p[1], stdout);
+  else if (!strcmp(format, "folded"))
+    rc = spyR_write_diff_folded(p[0], p[1], stdout);
+  else rc = spy_report_diff(p[0], p[1], stdout, &ro);
   spy_profile_free(p[0]);
   spy_profile_free(p[1]);
   if (rc < 0) {
@@ -120,4 +136,63 @@ int cli_diff(int argc, char **argv) {
     return 1;
   }
   return 0;
+}
+
+/* spyon merge A.spy B.spy... -o C.spy: one profile from runs of one
+** program (report/merge.c). */
+int cli_merge(int argc, char **argv) {
+  const char *out = NULL;
+  int n = 0;
+  char **paths = calloc((size_t)argc, sizeof *paths);
+  if (!paths) return 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+      out = argv[++i];
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "spyon merge: unknown option '%s'\n", argv[i]);
+      free(paths);
+      return 2;
+    } else {
+      paths[n++] = argv[i];
+    }
+  }
+  if (!out || n < 1) {
+    fprintf(stderr, "usage: spyon merge A.spy B.spy... -o OUT.spy\n");
+    free(paths);
+    return 2;
+  }
+  spy_profile **p = calloc((size_t)n, sizeof *p);
+  char err[512];
+  int rc = p ? 0 : SPY_ENOMEM, status = 0;
+  for (int i = 0; i < n && rc == 0; i++)
+    if (spy_profile_load(paths[i], &p[i], err, sizeof err) < 0) {
+      fprintf(stderr, "spyon: %s\n", err);
+      status = 1;
+      rc = 1;
+    }
+  spy_profile *m = NULL;
+  if (rc == 0) {
+    rc = spyR_merge((const spy_profile *const *)p, (size_t)n, &m);
+    if (rc == SPY_EINVAL) {
+      fprintf(stderr, "spyon merge: the profiles were taken in different "
+                      "modes (poll and timer): runs of one program and one "
+                      "mode only\n");
+      status = 1;
+    } else if (rc < 0) {
+      fprintf(stderr, "spyon merge: %s\n", spy_strerror(rc));
+      status = 1;
+    } else if (spy_profile_save(m, out, err, sizeof err) < 0) {
+      fprintf(stderr, "spyon: %s\n", err);
+      status = 1;
+    } else {
+      fprintf(stderr, "spyon: %d profiles, %" PRIu64 " tallies, %" PRIu64
+                      " ms, saved to %s\n", n, m->tallies,
+              (m->wall_ns + 500000) / 1000000, out);
+    }
+  }
+  spy_profile_free(m);
+  for (int i = 0; p && i < n; i++) spy_profile_free(p[i]);
+  free(p);
+  free(paths);
+  return status;
 }

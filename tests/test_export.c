@@ -14,8 +14,9 @@
 */
 #include "config.h"
 
-#include "tests/test.h"
+#include "tests/test_core.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <spyon.h>
 #include <unistd.h>
@@ -266,6 +267,356 @@ static void t_pprof_run(void) {
 }
 
 /* ------------------------------------------------------------------------
+** diff and merge: a planted slowdown on the ground-truth host
+**
+** The program: ROUNDS rounds of "Main run" calling "Steady a" (2 ms of
+** self work), "Steady b" (1 ms) and "Planted" (0.5 ms in run A, 1.5 ms
+** in run B). The host measures every method's true self time in each run,
+** so the test knows the true change of each frame, load included (on a
+** busy machine a steady method's wall time changes too, and that is a real
+** change). What is asserted:
+**   - the planted change (+100 ms) is found: flagged, ranked first, and
+**     its estimate within the noise interval of the truth;
+**   - the noise interval covers the profiler's error on every frame
+**     (estimate - true change), widened by the systematic terms of
+**     tests/test_core.c (0.5 pp, and 10 pp per unit of stall);
+**   - a frame whose true change is under a third of its interval is not
+**     flagged (noise is not reported as a change). Between two runs of the
+**     same program (A, A') that is every frame on a quiet machine.
+** --------------------------------------------------------------------- */
+
+#define ROUNDS 100
+enum { K_MAIN = 1, K_STEADY_A, K_STEADY_B, K_PLANTED, K_N };
+
+typedef struct run {
+  spy_profile *pr;
+  uint64_t truth[K_N]; /* self ns by key */
+  double stall;
+} run;
+
+static void planted_run(run *r, uint64_t planted_ns) {
+  spy_profiler *p = new_prof(100 * US, SPY_MODE_POLL, NULL);
+  gt_host *h = gt_new(p);
+  T_ASSERT(h);
+  gt_method(h, K_MAIN, "Main run");
+  gt_method(h, K_STEADY_A, "Steady a");
+  gt_method(h, K_STEADY_B, "Steady b");
+  gt_method(h, K_PLANTED, "Planted");
+  T_EQ_INT(gt_attach(h), 0);
+  session ss;
+  start(p, h, &ss);
+  gt_enter(h, K_MAIN);
+  for (int i = 0; i < ROUNDS; i++) {
+    gt_enter(h, K_STEADY_A);
+    gt_work(h, 2 * MS);
+    gt_leave(h);
+    gt_enter(h, K_STEADY_B);
+    gt_work(h, 1 * MS);
+    gt_leave(h);
+    gt_enter(h, K_PLANTED);
+    gt_work(h, planted_ns);
+    gt_leave(h);
+  }
+  gt_leave(h);
+  r->pr = stop_take(p, h, &ss);
+  for (int k = 1; k < K_N; k++) r->truth[k] = h->t_method[k];
+  r->stall = gt_stall(h);
+  gt_free(h);
+  spy_profiler_free(p);
+}
+
+static char *save_run(const run *r, const char *name) {
+  static char path[8][4200];
+  static int k;
+  char *out = path[k++ & 7], err[512];
+  snprintf(out, 4200, "%s/%s", t_tmpdir(), name);
+  if (spy_profile_save(r->pr, out, err, sizeof err) < 0) T_FAIL("%s", err);
+  return out;
+}
+
+/* `spyon diff A B --format json`, parsed. */
+static json_t *diff_json(const char *a, const char *b) {
+  char cmd[9000], *out = NULL;
+  snprintf(cmd, sizeof cmd, "'%s/spyon' diff '%s' '%s' --format json",
+           t_builddir, a, b);
+  T_EQ_INT(t_run(cmd, &out), 0);
+  json_error_t e;
+  json_t *j = json_loads(out, 0, &e);
+  if (!j) T_FAIL("diff JSON: line %d: %s\n%s", e.line, e.text, out);
+  free(out);
+  return j;
+}
+
+/* The line of `name` in the self table. */
+static json_t *self_line(json_t *j, const char *name) {
+  json_t *fr = json_object_get(json_object_get(j, "self"), "frames"), *v;
+  size_t i;
+  json_array_foreach(fr, i, v) {
+    if (!strcmp(json_string_value(json_object_get(v, "name")), name))
+      return v;
+  }
+  T_FAIL("no frame '%s' in the diff", name);
+}
+
+static double num(json_t *o, const char *k) {
+  json_t *v = json_object_get(o, k);
+  T_ASSERT(json_is_number(v));
+  return json_number_value(v);
+}
+
+static const char *const names[K_N] = {NULL, "Main run", "Steady a",
+                                       "Steady b", "Planted"};
+
+/* The profiler's own error on a run pair beyond sampling noise: the
+** systematic terms of tests/test_core.c (0.5 pp of the time, and 10 pp
+** per unit of stall), in ns. */
+static double sys_ns(const run *a, const run *b) {
+  double wall = fmax((double)a->pr->wall_ns, (double)b->pr->wall_ns);
+  return (0.005 + 0.1 * fmax(a->stall, b->stall)) * wall;
+}
+
+/* Check every method with self work in a diff of runs a and b (planted:
+** b has the planted slowdown). Prints a table and each failure; returns
+** the number of failures, and in *quiet how many frames were checked for
+** "noise is not flagged". */
+static int check_diff(json_t *j, const run *a, const run *b, int planted,
+                      int *quiet) {
+  int bad = 0;
+  double sys = sys_ns(a, b);
+  fprintf(stderr, "%-10s %10s %10s %10s %s  (stall %.0f%% / %.0f%%)\n",
+          "frame", "true ms", "est ms", "noise ms", "flag", 100 * a->stall,
+          100 * b->stall);
+  for (int k = K_STEADY_A; k < K_N; k++) {
+    json_t *l = self_line(j, names[k]);
+    double truth = (double)b->truth[k] - (double)a->truth[k];
+    double est = num(l, "change_ns"), noise = num(l, "noise_ns");
+    int flag = json_is_true(json_object_get(l, "significant"));
+    fprintf(stderr, "%-10s %10.2f %10.2f %10.2f %s\n", names[k], truth / 1e6,
+            est / 1e6, noise / 1e6, flag ? "*" : "");
+    if (fabs(est - truth) > noise + sys) {
+      fprintf(stderr, "  %s: estimate off the true change by more than the "
+              "noise interval + %.2f ms\n", names[k], sys / 1e6);
+      bad++;
+    }
+    if (fabs(truth) > noise + sys && !flag) {
+      fprintf(stderr, "  %s: a true change beyond noise is not flagged\n",
+              names[k]);
+      bad++;
+    }
+    if (fabs(truth) + sys < noise / 3) {
+      ++*quiet;
+      if (flag) {
+        fprintf(stderr, "  %s: noise flagged as a change\n", names[k]);
+        bad++;
+      }
+    }
+    if (planted && k == K_PLANTED && !flag && a->stall < STALL_RETRY &&
+        b->stall < STALL_RETRY) {
+      fprintf(stderr, "  the planted change is not flagged\n");
+      bad++;
+    }
+  }
+  return bad;
+}
+
+/* Ranked by absolute change, which is the truth's order up to the errors:
+** no frame's true change beats the top line's by more than both intervals
+** and the systematic terms (on a quiet machine the top line is Planted,
+** +100 ms; on a busy one a steady method's wall time may truly change
+** more). Returns the failures and the top line's name in *top. */
+static int check_rank(json_t *j, const run *a, const run *b,
+                      const char **top) {
+  json_t *fr = json_object_get(json_object_get(j, "self"), "frames"), *v;
+  json_t *t = json_array_get(fr, 0);
+  *top = json_string_value(json_object_get(t, "name"));
+  double ttrue = 0, sys = sys_ns(a, b);
+  int bad = 0;
+  for (int k = K_STEADY_A; k < K_N; k++)
+    if (!strcmp(*top, names[k]))
+      ttrue = fabs((double)b->truth[k] - (double)a->truth[k]);
+  size_t i;
+  json_array_foreach(fr, i, v) {
+    const char *n = json_string_value(json_object_get(v, "name"));
+    for (int k = K_STEADY_A; k < K_N; k++) {
+      double tk = fabs((double)b->truth[k] - (double)a->truth[k]);
+      if (!strcmp(n, names[k]) &&
+          tk > ttrue + num(t, "noise_ns") + num(v, "noise_ns") + 2 * sys) {
+        fprintf(stderr, "  %s ranked first, but %s changed more\n", *top, n);
+        bad++;
+      }
+    }
+  }
+  if (a->stall < STALL_RETRY && b->stall < STALL_RETRY &&
+      strcmp(*top, "Planted")) {
+    fprintf(stderr, "  %s ranked first on a quiet machine\n", *top);
+    bad++;
+  }
+  return bad;
+}
+
+/* A, A' (the same program) and B (planted). A failure on a run whose
+** thread was stalled more than 10 % is retried, as in tests/test_core.c,
+** at most ATTEMPTS times. */
+static void t_diff_planted(void) {
+  for (int attempt = 1;; attempt++) {
+    run a, a2, b;
+    planted_run(&a, 500 * US);
+    planted_run(&a2, 500 * US);
+    planted_run(&b, 1500 * US);
+    char *pa = save_run(&a, "a.spy"), *pb = save_run(&b, "b.spy");
+    char *pa2 = save_run(&a2, "a2.spy");
+    int quiet = 0, bad;
+    const char *top;
+    json_t *j = diff_json(pa, pb);
+    bad = check_diff(j, &a, &b, 1, &quiet) + check_rank(j, &a, &b, &top);
+    /* The text table lists the same first line, flagged. */
+    char cmd[9000], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/spyon' diff '%s' '%s'", t_builddir, pa,
+             pb);
+    T_EQ_INT(t_run(cmd, &out), 0);
+    const char *self = strstr(out, "**Self time**");
+    T_ASSERT(self);
+    /* The title, the column heads, then the first line. */
+    const char *first = strchr(strchr(self, '\n') + 1, '\n') + 1;
+    const char *eol = strchr(first, '\n');
+    T_ASSERT(eol);
+    const char *star = strstr(first, " * "), *name = strstr(first, top);
+    if (!name || name + strlen(top) != eol)
+      T_FAIL("the text diff does not list %s first:\n%s", top, out);
+    json_t *tl = json_array_get(
+        json_object_get(json_object_get(j, "self"), "frames"), 0);
+    if (json_is_true(json_object_get(tl, "significant")) !=
+        (star && star < eol))
+      T_FAIL("the text and JSON diffs disagree on the first line:\n%s", out);
+    free(out);
+    json_decref(j);
+    /* Two runs of the same program: nothing planted. */
+    j = diff_json(pa, pa2);
+    bad += check_diff(j, &a, &a2, 0, &quiet);
+    json_decref(j);
+    fprintf(stderr, "%d frame(s) with a true change under noise / 3\n",
+            quiet);
+    double stall = fmax(fmax(a.stall, a2.stall), b.stall);
+    spy_profile_free(a.pr);
+    spy_profile_free(a2.pr);
+    spy_profile_free(b.pr);
+    if (!bad) break;
+    if (attempt >= ATTEMPTS || stall < STALL_RETRY)
+      T_FAIL("%d check(s) failed (see above)", bad);
+    fprintf(stderr, "attempt %d failed on a stalled run; retrying\n",
+            attempt);
+  }
+}
+
+/* The differential folded stacks: one line per stack, "STACK A B" in
+** microseconds, each column the folded export of its own profile. */
+static void t_diff_folded(void) {
+  run a, b;
+  planted_run(&a, 500 * US);
+  planted_run(&b, 1500 * US);
+  char *pa = save_run(&a, "a.spy"), *pb = save_run(&b, "b.spy");
+  char cmd[9000], *out = NULL;
+  snprintf(cmd, sizeof cmd, "'%s/spyon' diff '%s' '%s' --format folded",
+           t_builddir, pa, pb);
+  T_EQ_INT(t_run(cmd, &out), 0);
+  uint64_t sum[2] = {0, 0}, want[2] = {0, 0};
+  int planted = 0;
+  for (char *l = out; *l;) {
+    char *e = strchr(l, '\n');
+    T_ASSERT(e);
+    *e = '\0';
+    char *sb = strrchr(l, ' ');
+    T_ASSERT(sb);
+    *sb = '\0';
+    char *sa = strrchr(l, ' ');
+    T_ASSERT(sa);
+    *sa = '\0';
+    uint64_t na = strtoull(sa + 1, NULL, 10), nb = strtoull(sb + 1, NULL, 10);
+    sum[0] += na;
+    sum[1] += nb;
+    size_t ll = strlen(l), pl = strlen(";Main run;Planted");
+    if (ll > pl && !strcmp(l + ll - pl, ";Main run;Planted")) {
+      planted = 1;
+      T_ASSERT(nb > 2 * na);
+    }
+    l = e + 1;
+  }
+  T_ASSERT(planted);
+  const run *r[2] = {&a, &b};
+  for (int s = 0; s < 2; s++) {
+    char *t = NULL;
+    size_t len;
+    FILE *m = open_memstream(&t, &len);
+    T_EQ_INT(spyR_write_folded(r[s]->pr, m, SPYR_WEIGHT_US), 0);
+    fclose(m);
+    for (char *l = t; (l = strchr(l, '\n')); l++) {
+      char *sp = l;
+      while (sp[-1] != ' ') sp--;
+      want[s] += strtoull(sp, NULL, 10);
+    }
+    free(t);
+    T_EQ_INT(sum[s], want[s]);
+  }
+  free(out);
+  spy_profile_free(a.pr);
+  spy_profile_free(b.pr);
+}
+
+/* Self ns of the frames labelled `name` in p. */
+static uint64_t self_of(const spy_profile *p, const char *name) {
+  uint64_t ns = 0;
+  for (size_t i = 0; i < p->nnodes; i++) {
+    spyR_buf b = {0};
+    spyR_label(&b, p, p->nodes[i].frame);
+    if (!strcmp(spyR_buf_str(&b), name)) ns += p->nodes[i].self_ns;
+    spyR_buf_free(&b);
+  }
+  return ns;
+}
+
+/* spyon merge: the merged file loads, and its figures are the sums of the
+** runs': tallies, wall time, every frame's self time, the process total. */
+static void t_merge(void) {
+  run a, b;
+  planted_run(&a, 500 * US);
+  planted_run(&b, 1500 * US);
+  char *pa = save_run(&a, "a.spy"), *pb = save_run(&b, "b.spy");
+  char cmd[9000], path[4200], err[512];
+  snprintf(path, sizeof path, "%s/m.spy", t_tmpdir());
+  snprintf(cmd, sizeof cmd, "'%s/spyon' merge '%s' '%s' -o '%s' 2>/dev/null",
+           t_builddir, pa, pb, path);
+  T_EQ_INT(t_run(cmd, NULL), 0);
+  spy_profile *m = NULL;
+  if (spy_profile_load(path, &m, err, sizeof err) < 0) T_FAIL("%s", err);
+  T_EQ_INT(m->tallies, a.pr->tallies + b.pr->tallies);
+  T_EQ_INT(m->wall_ns, a.pr->wall_ns + b.pr->wall_ns);
+  T_EQ_INT(m->nprocesses, 1);
+  T_EQ_INT(m->processes[0].total_ns,
+           a.pr->processes[0].total_ns + b.pr->processes[0].total_ns);
+  for (int k = 1; k < K_N; k++)
+    T_EQ_INT(self_of(m, names[k]),
+             self_of(a.pr, names[k]) + self_of(b.pr, names[k]));
+  /* One node per distinct path: the trees were merged, not appended. */
+  T_EQ_INT(m->nnodes, a.pr->nnodes);
+  spy_profile_free(m);
+  /* Different modes do not merge: one clear line and exit status 1. */
+  spy_profile *t = NULL;
+  T_EQ_INT(spyR_merge((const spy_profile *const *)&a.pr, 1, &t), 0);
+  t->mode = SPY_MODE_TIMER;
+  snprintf(path, sizeof path, "%s/t.spy", t_tmpdir());
+  T_EQ_INT(spy_profile_save(t, path, err, sizeof err), 0);
+  snprintf(cmd, sizeof cmd, "'%s/spyon' merge '%s' '%s' -o '%s/x.spy' 2>&1",
+           t_builddir, pa, path, t_tmpdir());
+  char *out = NULL;
+  T_EQ_INT(t_run(cmd, &out), 1);
+  T_ASSERT(strstr(out, "different modes"));
+  free(out);
+  spy_profile_free(t);
+  spy_profile_free(a.pr);
+  spy_profile_free(b.pr);
+}
+
+/* ------------------------------------------------------------------------
 ** The suite
 ** --------------------------------------------------------------------- */
 
@@ -273,5 +624,8 @@ const struct spy_test t_export[] = {
     {"pprof_top", t_pprof_top, 0},
     {"pprof_traces", t_pprof_traces, 0},
     {"pprof_run", t_pprof_run, 120},
+    {"diff_planted", t_diff_planted, 120},
+    {"diff_folded", t_diff_folded, 60},
+    {"merge", t_merge, 60},
     {0},
 };

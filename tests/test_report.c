@@ -791,9 +791,9 @@ static uint32_t new_frame(spy_profile *p, spy_frame_kind kind, uint64_t key,
   return (uint32_t)p->nframes++;
 }
 
-/* A: 1 s; X 50 %, Y 30 %, Z 20 %. B: 2 s; X 25 %, Y 65 % (two method
+/* A: 1 s; X 500 ms, Y 300, Z 200. B: 2 s; X 500 ms, Y 1,300 (two method
 ** frames with the same name and different keys: merged), a primitive also
-** named Y (0.2 %: kept apart from the method), W 9.8 %. */
+** named Y (4 ms, 0.2 %: kept apart from the method), W 196 ms. */
 static void t_diff(void) {
   spy_profile *a = new_profile(1000000000);
   uint32_t r = process(a, 1, "main", 1000000000);
@@ -811,12 +811,33 @@ static void t_diff(void) {
   T_EQ_INT(spyR_write_diff(a, b, mem_open(&m), NULL), 0);
   const char *t = mem_text(&m);
   check_golden(t, "diff.txt");
-  /* Largest change first: Y +35, X -25, Z -20, W +9.8; the 0.2 % Y
-  ** primitive is under the threshold on both sides. */
-  const char *y = strstr(t, "+35.00  Y\n"), *x = strstr(t, "-25.00  X\n");
-  const char *z = strstr(t, "-20.00  Z\n"), *w = strstr(t, "+9.80  W\n");
-  T_ASSERT(y && x && z && w && y < x && x < z && z < w);
+  /* Largest absolute change first: Y +1,000 ms, Z -200, W +196, X 0 (its
+  ** share halved, its time did not change); the 4 ms Y primitive is under
+  ** the threshold on both sides. Noise (tallies = ns / 100 us, 5 frames:
+  ** z = 2.58): Y's sd is sqrt(3001 + 13001) * 0.1 ms = 12.65 ms, so
+  ** +-32.6; X's change of 0 is not flagged. */
+  const char *y = strstr(t, "+1,000.0 *      +-32.6  method  Y\n");
+  const char *z = strstr(t, "-200.0 *      +-11.5  method  Z\n");
+  const char *w = strstr(t, "+196.0 *      +-11.4  method  W\n");
+  const char *x = strstr(t, "0.0        +-25.8  method  X\n");
+  T_ASSERT(y && x && z && w && y < z && z < w && w < x);
+  T_ASSERT(!strstr(t, "prim    Y"));
   free(m.s);
+  /* JSON: every frame, the primitive too. */
+  T_EQ_INT(spyR_write_diff_json(a, b, mem_open(&m)), 0);
+  json_error_t e;
+  json_t *j = json_loads(mem_text(&m), 0, &e);
+  if (!j) T_FAIL("diff JSON: %s", e.text);
+  json_t *fr = json_object_get(json_object_get(j, "self"), "frames");
+  T_EQ_INT(json_array_size(fr), 5);
+  json_t *last = json_array_get(fr, 4);
+  T_EQ_STR(json_string_value(json_object_get(last, "kind")), "method");
+  T_EQ_STR(json_string_value(json_object_get(last, "name")), "X");
+  json_t *prim = json_array_get(fr, 3);
+  T_EQ_STR(json_string_value(json_object_get(prim, "kind")), "prim");
+  T_EQ_INT(json_integer_value(json_object_get(prim, "change_ns")), 4000000);
+  T_ASSERT(json_is_true(json_object_get(prim, "significant")));
+  json_decref(j);
   T_EQ_INT(spyR_write_diff(a, NULL, stdout, NULL), SPY_EINVAL);
   spy_profile_free(a);
   spy_profile_free(b);
