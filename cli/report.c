@@ -61,6 +61,7 @@ int cli_report(int argc, char **argv) {
     rc = spy_report_folded(p, stdout, 1);
   else if (!strcmp(format, "speedscope"))
     rc = spy_report_speedscope(p, stdout, NULL);
+  else if (!strcmp(format, "svg")) rc = spyR_write_svg(p, stdout, NULL);
   else if (!strcmp(format, "pprof")) {
     if (isatty(fileno(stdout))) {
       fprintf(stderr, "spyon report: pprof is gzip data: redirect stdout "

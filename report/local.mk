@@ -2,7 +2,7 @@
 # top directory). walk.c is the one tree walker every tree view uses.
 libspyon_core_la_SOURCES += report/format.c report/format.h \
 	report/walk.c report/walk.h report/text.c report/export.c \
-	report/diff.c report/merge.c report/report.h
+	report/diff.c report/merge.c report/flame.c report/report.h
 
 # The report suite's expected outputs (tests/test_report.c) and the guide to
 # reading a report, so that `make distcheck` has them.

@@ -47,6 +47,17 @@ SPY_INTERNAL int spyR_write_speedscope(const spy_profile *p, FILE *f,
                                        const char *name);
 
 /* ------------------------------------------------------------------------
+** Flame graph (report/flame.c)
+** --------------------------------------------------------------------- */
+
+/* An interactive SVG flame graph (hover, click to zoom, search), in the
+** manner of flamegraph.pl's: the root bar "all" at the bottom, processes
+** above it (heaviest first), then their call trees; widths are total
+** time. `title` NULL: the profile's command, or "spyon". */
+SPY_INTERNAL int spyR_write_svg(const spy_profile *p, FILE *f,
+                                const char *title);
+
+/* ------------------------------------------------------------------------
 ** pprof (gzip-compressed profile.proto; report/pprof.c, in the tools
 ** library libspyon_tools: it needs protobuf-c)
 ** --------------------------------------------------------------------- */

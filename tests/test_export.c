@@ -29,7 +29,8 @@
 ** Helpers
 ** --------------------------------------------------------------------- */
 
-/* Write a profile with writer(p, f) into TMP/name; returns the path. */
+/* Write a profile with writer(p, f) into TMP/name (writer NULL: the SVG
+** flame graph for "*.svg", else speedscope); returns the path. */
 static char *export_to(const spy_profile *p, const char *name,
                        int (*writer)(const spy_profile *, FILE *)) {
   static char path[4][4200];
@@ -38,7 +39,9 @@ static char *export_to(const spy_profile *p, const char *name,
   snprintf(out, 4200, "%s/%s", t_tmpdir(), name);
   FILE *f = fopen(out, "wb");
   T_ASSERT(f);
-  T_EQ_INT(writer(p, f), 0);
+  if (writer) T_EQ_INT(writer(p, f), 0);
+  else if (strstr(name, ".svg")) T_EQ_INT(spyR_write_svg(p, f, NULL), 0);
+  else T_EQ_INT(spyR_write_speedscope(p, f, NULL), 0);
   T_EQ_INT(fclose(f), 0);
   return out;
 }
@@ -264,6 +267,129 @@ static void t_pprof_run(void) {
   }
   free(text);
   free(out);
+}
+
+/* ------------------------------------------------------------------------
+** SVG flame graph: parsed by xmllint (libxml2), its script by node
+** --------------------------------------------------------------------- */
+
+/* `xmllint --xpath EXPR FILE`, its output (the test fails when xmllint
+** does, e.g. on a document that is not well-formed). */
+static char *xpath(const char *file, const char *expr) {
+  char cmd[9000], *out = NULL;
+  snprintf(cmd, sizeof cmd, "xmllint --xpath \"%s\" '%s'", expr, file);
+  int st = t_run(cmd, &out);
+  if (st != 0) T_FAIL("xmllint --xpath %s %s: status %d", expr, file, st);
+  T_ASSERT(out);
+  return out;
+}
+
+#define FRAMES "//*[local-name()='g'][@class='f']"
+
+/* Every node of the hand-built profile is one frame (all are wider than
+** the 0.1 px cut at 1,180 px for 5 s), with its name, total time and share
+** in the title; the processes side by side fill the root bar "all". */
+static void t_svg(void) {
+  spy_profile *p = t_report_synthetic();
+  char *file = export_to(p, "syn.svg", NULL);
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", file);
+  T_EQ_INT(t_run(cmd, NULL), 0);
+  char *n = xpath(file, "count(" FRAMES ")");
+  T_EQ_INT(strtol(n, NULL, 10), (long)p->nnodes + 1);
+  free(n);
+  char *t = xpath(file, FRAMES "/*[local-name()='title']");
+  const char *want[] = {
+      "<title>all (5,000.00 ms, 100.00 %)</title>",
+      "<title>main (pid 1) (4,000.00 ms, 80.00 %)</title>",
+      "<title>[native] __gmpn_mul_basecase (600.00 ms, 12.00 %)</title>",
+      "<title>Worker step (985.00 ms, 19.70 %)</title>",
+      "<title>... 5 frames cut ... (400.00 ms, 8.00 %)</title>",
+      "<title>Sleeper wait (5.00 ms, 0.10 %)</title>"};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    if (!strstr(t, want[i])) T_FAIL("no %s in\n%s", want[i], t);
+  free(t);
+  /* Widths: the processes (the row above "all") add up to the root bar. */
+  char *y = xpath(file, "string(" FRAMES "[starts-with(*[local-name()="
+                        "'title'],'all (')]/*[local-name()='rect']/@y)");
+  char *all = xpath(file, "string(" FRAMES "[starts-with(*[local-name()="
+                          "'title'],'all (')]/*[local-name()='rect']/@width)");
+  char expr[512];
+  snprintf(expr, sizeof expr, "sum(//*[local-name()='rect'][@y='%.1f']/@width)",
+           strtod(y, NULL) - 16);
+  char *sum = xpath(file, expr);
+  T_NEAR(strtod(sum, NULL), strtod(all, NULL), 0.02);
+  T_NEAR(strtod(all, NULL), 1180, 1e-9);
+  free(y);
+  free(all);
+  free(sum);
+  /* The zoom and search script is valid JavaScript. */
+  char *js = xpath(file, "string(//*[local-name()='script'])");
+  char jsf[4200];
+  snprintf(jsf, sizeof jsf, "%s/flame.js", t_tmpdir());
+  FILE *f = fopen(jsf, "w");
+  T_ASSERT(f);
+  fputs(js, f);
+  fclose(f);
+  free(js);
+  snprintf(cmd, sizeof cmd, "node --check '%s' 2>&1", jsf);
+  char *out = NULL;
+  if (t_run(cmd, &out) != 0) T_FAIL("node --check: %s", out ? out : "");
+  free(out);
+  spy_profile_free(p);
+}
+
+/* Names with markup, quotes, control characters and invalid UTF-8 still
+** give a well-formed document, and the parser reads the name back. */
+static void t_svg_escape(void) {
+  spy_profile *p = t_report_synthetic();
+  for (size_t i = 0; i < p->nframes; i++)
+    if (!strcmp(p->frames[i].name, "Worker step"))
+      p->frames[i].name = "a<b>&\"c'\x01\xff";
+  char *file = export_to(p, "esc.svg", NULL);
+  char *n = xpath(file, "string(" FRAMES "/*[local-name()='title'][starts-"
+                        "with(.,'a<b')])");
+  if (!strstr(n, "a<b>&\"c'\xEF\xBF\xBD\xEF\xBF\xBD (985.00 ms"))
+    T_FAIL("the name read back is '%s'", n);
+  free(n);
+  spy_profile_free(p);
+}
+
+/* ------------------------------------------------------------------------
+** speedscope: validated against speedscope's own schema
+** --------------------------------------------------------------------- */
+
+/* The schema from the speedscope npm package (installed by ./build.sh),
+** applied with python3-jsonschema; a broken copy must be rejected, so the
+** check is not vacuous. The profile has no timeline (spyon aggregates
+** samples into trees), so the export is "sampled", not "evented". */
+static void t_speedscope_schema(void) {
+  spy_profile *p = t_report_synthetic();
+  char schema[4200];
+  snprintf(schema, sizeof schema,
+           "%s/npm/node_modules/speedscope/dist/release/"
+           "file-format-schema.json", t_builddir);
+  if (access(schema, R_OK) != 0)
+    T_FAIL("%s is missing: ./build.sh check installs speedscope from npm",
+           schema);
+  const char *file = export_to(p, "syn.speedscope.json", NULL);
+  char cmd[12000], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "python3 -c '\n"
+           "import json, sys, jsonschema\n"
+           "s = json.load(open(sys.argv[1]))\n"
+           "d = json.load(open(sys.argv[2]))\n"
+           "v = jsonschema.validators.validator_for(s)(s)\n"
+           "v.validate(d)\n"
+           "d[\"profiles\"][0][\"type\"] = \"sampledx\"\n"
+           "print(\"broken copy accepted\" if v.is_valid(d) else \"ok\")\n"
+           "' '%s' '%s' 2>&1",
+           schema, file);
+  int st = t_run(cmd, &out);
+  if (st != 0 || !out || strcmp(out, "ok\n"))
+    T_FAIL("speedscope schema (%d): %s", st, out ? out : "");
+  free(out);
+  spy_profile_free(p);
 }
 
 /* ------------------------------------------------------------------------
@@ -624,6 +750,9 @@ const struct spy_test t_export[] = {
     {"pprof_top", t_pprof_top, 0},
     {"pprof_traces", t_pprof_traces, 0},
     {"pprof_run", t_pprof_run, 120},
+    {"svg", t_svg, 0},
+    {"svg_escape", t_svg_escape, 0},
+    {"speedscope_schema", t_speedscope_schema, 0},
     {"diff_planted", t_diff_planted, 120},
     {"diff_folded", t_diff_folded, 60},
     {"merge", t_merge, 60},
