@@ -356,9 +356,8 @@ int spyR_write_diff(const spy_profile *a, const spy_profile *b, FILE *f,
     fprintf(f, "B: %s tallies, %s msec (%s msec", spyR_fmt_group(u, b->tallies),
             spyR_fmt_group(v, spyR_ms(b->wall_ns)),
             fmt_ms(d, (double)b->wall_ns - (double)a->wall_ns, 1));
-    if (a->wall_ns)
-      fprintf(f, ", %+.1f %%", 100.0 * ((double)b->wall_ns - (double)a->wall_ns) /
-                                   (double)a->wall_ns);
+    double dw = (double)b->wall_ns - (double)a->wall_ns;
+    if (a->wall_ns) fprintf(f, ", %+.1f %%", 100.0 * dw / (double)a->wall_ns);
     fputs(").\n", f);
     fputs("noise: +- z standard deviations of the time estimated from the "
           "tally counts\n(Poisson); z holds the chance that any line is "

@@ -266,6 +266,7 @@ int spyR_write_pprof(const spy_profile *p, FILE *f) {
   /* Functions and locations, one per frame; native frames in mapping 2
   ** (below). */
   uint64_t lo_addr = UINT64_MAX, hi_addr = 0;
+  int natives = 0;
   for (size_t i = 0; i < p->nframes; i++) {
     const spy_frame *fr = &p->frames[i];
     spyR_buf_clear(&lab);
@@ -292,8 +293,10 @@ int spyR_write_pprof(const spy_profile *p, FILE *f) {
     if (fr->kind == SPY_FRAME_NATIVE) {
       lo[i].mapping_id = 2;
       lo[i].address = fr->key;
+      natives = 1;
       if (fr->key < lo_addr) lo_addr = fr->key;
-      if (fr->key >= hi_addr) hi_addr = fr->key + 1;
+      if (fr->key >= hi_addr)
+        hi_addr = fr->key == UINT64_MAX ? fr->key : fr->key + 1;
     }
     lop[i] = &lo[i];
   }
@@ -364,7 +367,7 @@ int spyR_write_pprof(const spy_profile *p, FILE *f) {
                                                                : "spyon");
   pf.mapping = mapp;
   pf.n_mapping = 1;
-  if (hi_addr) {
+  if (natives) {
     map[1].memory_start = lo_addr;
     map[1].memory_limit = hi_addr;
     map[1].filename = strtab_id(&b.st, "[native]");

@@ -239,7 +239,17 @@ static void t_pprof_run(void) {
   toprow rows[8];
   size_t n = parse_top(out, rows, 8);
   T_EQ_INT(n, 8);
-  T_EQ_STR(rows[0].name, "Integer>>digitMultiply:neg:");
+  /* The seed's truth: the multiplication primitive is the top leaf (45 %
+  ** here); sanitizer builds slow the interpreter's own C code more than
+  ** GMP's, so there it need only be near the top. */
+  int mul = -1;
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(rows[i].name, "Integer>>digitMultiply:neg:")) mul = (int)i;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  T_ASSERT(mul >= 0);
+#else
+  T_EQ_INT(mul, 0);
+#endif
   /* The leaves section: "PCT (MS)  NAME" lines, heaviest first. */
   const char *l = strstr(text, "**Leaves**\n");
   T_ASSERT(l);
@@ -365,10 +375,14 @@ static void t_svg_escape(void) {
 ** samples into trees), so the export is "sampled", not "evented". */
 static void t_speedscope_schema(void) {
   spy_profile *p = t_report_synthetic();
+  /* ./build.sh installs it into its build tree; the sanitizer builds of
+  ** .ci/run use the one of the plain build beside the sources. */
   char schema[4200];
-  snprintf(schema, sizeof schema,
-           "%s/npm/node_modules/speedscope/dist/release/"
-           "file-format-schema.json", t_builddir);
+  const char *rel = "npm/node_modules/speedscope/dist/release/"
+                    "file-format-schema.json";
+  snprintf(schema, sizeof schema, "%s/%s", t_builddir, rel);
+  if (access(schema, R_OK) != 0)
+    snprintf(schema, sizeof schema, "%s/_build/%s", t_srcdir, rel);
   if (access(schema, R_OK) != 0)
     T_FAIL("%s is missing: ./build.sh check installs speedscope from npm",
            schema);
@@ -401,14 +415,19 @@ static void t_speedscope_schema(void) {
 ** so the test knows the true change of each frame, load included (on a
 ** busy machine a steady method's wall time changes too, and that is a real
 ** change). What is asserted:
-**   - the planted change (+100 ms) is found: flagged, ranked first, and
-**     its estimate within the noise interval of the truth;
+**   - the planted change (+100 ms) is found: flagged and ranked first on a
+**     quiet machine; on any machine, every frame whose true change is
+**     beyond its interval is flagged, and no frame's true change beats the
+**     top line's by more than the errors;
 **   - the noise interval covers the profiler's error on every frame
 **     (estimate - true change), widened by the systematic terms of
-**     tests/test_core.c (0.5 pp, and 10 pp per unit of stall);
+**     tests/test_core.c (0.5 pp, 4 under TSan, and 10 pp per unit of
+**     stall);
 **   - a frame whose true change is under a third of its interval is not
 **     flagged (noise is not reported as a change). Between two runs of the
 **     same program (A, A') that is every frame on a quiet machine.
+** A failure on a run whose thread was stalled more than 10 % is retried,
+** as in tests/test_core.c.
 ** --------------------------------------------------------------------- */
 
 #define ROUNDS 100
@@ -494,11 +513,11 @@ static const char *const names[K_N] = {NULL, "Main run", "Steady a",
                                        "Steady b", "Planted"};
 
 /* The profiler's own error on a run pair beyond sampling noise: the
-** systematic terms of tests/test_core.c (0.5 pp of the time, and 10 pp
-** per unit of stall), in ns. */
+** systematic terms of tests/test_core.c (SYS_PP of the time, 0.5 pp, 4 pp
+** under TSan, and STALL_PP, 10 pp, per unit of stall), in ns. */
 static double sys_ns(const run *a, const run *b) {
   double wall = fmax((double)a->pr->wall_ns, (double)b->pr->wall_ns);
-  return (0.005 + 0.1 * fmax(a->stall, b->stall)) * wall;
+  return (SYS_PP + STALL_PP * fmax(a->stall, b->stall)) / 100 * wall;
 }
 
 /* Check every method with self work in a diff of runs a and b (planted:
