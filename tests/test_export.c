@@ -427,7 +427,7 @@ static void t_speedscope_schema(void) {
 **     flagged (noise is not reported as a change). Between two runs of the
 **     same program (A, A') that is every frame on a quiet machine.
 ** A failure on a run whose thread was stalled more than 10 % is retried,
-** as in tests/test_core.c.
+** as in tests/test_core.c; see sys_ns for the last attempt.
 ** --------------------------------------------------------------------- */
 
 #define ROUNDS 100
@@ -512,12 +512,19 @@ static double num(json_t *o, const char *k) {
 static const char *const names[K_N] = {NULL, "Main run", "Steady a",
                                        "Steady b", "Planted"};
 
-/* The profiler's own error on a run pair beyond sampling noise: the
-** systematic terms of tests/test_core.c (SYS_PP of the time, 0.5 pp, 4 pp
-** under TSan, and STALL_PP, 10 pp, per unit of stall), in ns. */
+/* The profiler's own error on a run pair beyond sampling noise, in ns:
+** the systematic terms of tests/test_core.c (SYS_PP of the time, 0.5 pp,
+** 4 pp under TSan, and STALL_PP, 10 pp, per unit of stall). `loose` (the
+** last attempt on a machine so busy that every attempt was stalled) takes
+** the bound instead: a stall is charged to code that runs after it, so
+** the profiler misplaces at most the time its thread did not run. */
+static int loose;
+
 static double sys_ns(const run *a, const run *b) {
-  double wall = fmax((double)a->pr->wall_ns, (double)b->pr->wall_ns);
-  return (SYS_PP + STALL_PP * fmax(a->stall, b->stall)) / 100 * wall;
+  double wa = (double)a->pr->wall_ns, wb = (double)b->pr->wall_ns;
+  if (loose) return SYS_PP / 100 * fmax(wa, wb) + a->stall * wa +
+                    b->stall * wb;
+  return (SYS_PP + STALL_PP * fmax(a->stall, b->stall)) / 100 * fmax(wa, wb);
 }
 
 /* Check every method with self work in a diff of runs a and b (planted:
@@ -528,9 +535,9 @@ static int check_diff(json_t *j, const run *a, const run *b, int planted,
                       int *quiet) {
   int bad = 0;
   double sys = sys_ns(a, b);
-  fprintf(stderr, "%-10s %10s %10s %10s %s  (stall %.0f%% / %.0f%%)\n",
-          "frame", "true ms", "est ms", "noise ms", "flag", 100 * a->stall,
-          100 * b->stall);
+  fprintf(stderr, "%-10s %10s %10s %10s %s  (stall %.0f%% / %.0f%%, "
+          "systematic %.2f ms)\n", "frame", "true ms", "est ms", "noise ms",
+          "flag", 100 * a->stall, 100 * b->stall, sys / 1e6);
   for (int k = K_STEADY_A; k < K_N; k++) {
     json_t *l = self_line(j, names[k]);
     double truth = (double)b->truth[k] - (double)a->truth[k];
@@ -601,9 +608,11 @@ static int check_rank(json_t *j, const run *a, const run *b,
 
 /* A, A' (the same program) and B (planted). A failure on a run whose
 ** thread was stalled more than 10 % is retried, as in tests/test_core.c,
-** at most ATTEMPTS times. */
+** at most ATTEMPTS times; the last attempt after stalled ones judges the
+** profiler's error by the stalled time itself (sys_ns). */
 static void t_diff_planted(void) {
   for (int attempt = 1;; attempt++) {
+    loose = attempt == ATTEMPTS;
     run a, a2, b;
     planted_run(&a, 500 * US);
     planted_run(&a2, 500 * US);
