@@ -18,7 +18,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages=(build-essential autoconf automake libtool pkg-config
   libunwind-dev libdw-dev libelf-dev libncurses-dev libgsl-dev libgmp-dev
   zlib1g-dev liblua5.4-dev lua5.4 libcairo2-dev libjansson-dev
-  python3 tmux)
+  python3 tmux protobuf-c-compiler libprotobuf-c-dev
+  golang-go libxml2-utils python3-jsonschema nodejs)
 
 deps() {
   local missing=()
@@ -48,6 +49,20 @@ configure() {
   fi
 }
 
+# The export tests read each export back with its real reader; the one
+# Debian does not package is speedscope's file-format schema, which comes
+# with speedscope's npm package (installed into the build tree).
+readers() {
+  local schema="$build/npm/node_modules/speedscope/dist/release/file-format-schema.json"
+  [ -f "$schema" ] && return 0
+  mkdir -p "$build/npm"
+  # Debian's nodejs needs its npm package; NodeSource's nodejs has npm
+  # built in (and conflicts with Debian's).
+  command -v npm >/dev/null || apt-get install -y -qq npm >/dev/null
+  npm install --prefix "$build/npm" --no-audit --no-fund --silent \
+    speedscope@1.25.0 >/dev/null
+}
+
 compile() {
   configure
   make -C "$build" -j"$jobs" >/dev/null
@@ -63,6 +78,7 @@ case "${1:-}" in
     ;;
   check)
     deps
+    readers
     configure
     make -C "$build" -j"$jobs" >/dev/null
     make -C "$build" -j"$jobs" check TESTS= >/dev/null   # the test programs

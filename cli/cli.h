@@ -19,6 +19,7 @@
 
 int cli_report(int argc, char **argv); /* spyon report FILE.spy */
 int cli_diff(int argc, char **argv);   /* spyon diff A.spy B.spy */
+int cli_merge(int argc, char **argv);  /* spyon merge A.spy... -o C.spy */
 int cli_costs(int argc, char **argv);  /* spyon costs FILE.spy|FILE.csv */
 int cli_run(int argc, char **argv);    /* spyon [options] SCRIPT [args] */
 

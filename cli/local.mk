@@ -4,4 +4,4 @@ bin_PROGRAMS += spyon
 spyon_SOURCES = cli/main.c cli/cli.h cli/opt.c cli/opt.h cli/run.c \
 	cli/report.c
 spyon_CFLAGS = $(AM_CFLAGS)
-spyon_LDADD = libspyon_core.la
+spyon_LDADD = libspyon_tools.la libspyon_core.la

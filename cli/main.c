@@ -26,6 +26,7 @@ static const struct command {
 } commands[] = {
   {"report", cli_report, "FILE.spy [options]      print a saved profile"},
   {"diff", cli_diff, "BEFORE.spy AFTER.spy      what changed between two"},
+  {"merge", cli_merge, "A.spy B.spy... -o OUT.spy   one profile from runs"},
   {"costs", cli_costs, "FILE.spy|FILE.csv [options]   fit cost models"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

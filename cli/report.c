@@ -1,20 +1,25 @@
 /*
-** cli/report.c: spyon report FILE.spy and spyon diff BEFORE.spy AFTER.spy:
-** print a saved profile in one of the formats below, or the frames whose
-** share changed most between two. With -o the output replaces FILE
+** cli/report.c: spyon report FILE.spy, spyon diff BEFORE.spy AFTER.spy and
+** spyon merge A.spy B.spy... -o OUT.spy: print a saved profile in one of
+** the formats below, what changed between two (ranked by absolute change,
+** with sampling noise: report/diff.c), or one profile from several runs of
+** one program (report/merge.c). With -o the output replaces FILE
 ** atomically (never one of the inputs).
 */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <spyon.h>
 #include <spyon/cost.h>
 #include <spyon/profile.h>
 
 #include "cli/cli.h"
+#include "report/report.h"
 
 typedef struct report_opts {
   const char *out;
@@ -52,6 +57,20 @@ static int fmt_speedscope(FILE *f, void *ctx) {
   return spy_report_speedscope(((report_job *)ctx)->p, f, NULL);
 }
 
+static int fmt_svg(FILE *f, void *ctx) {
+  return spyR_write_svg(((report_job *)ctx)->p, f, NULL);
+}
+
+/* pprof is gzip data: not for a terminal. */
+static int fmt_pprof(FILE *f, void *ctx) {
+  if (isatty(fileno(f))) {
+    fprintf(stderr, "spyon report: pprof is gzip data: use -o FILE or "
+                    "redirect stdout (> profile.pb.gz)\n");
+    return SPY_EINVAL;
+  }
+  return spyR_write_pprof(((report_job *)ctx)->p, f);
+}
+
 /* The formats of `spyon report --format`: one entry each. */
 static const struct format {
   const char *name;
@@ -62,6 +81,8 @@ static const struct format {
   {"folded", fmt_folded},
   {"folded-tallies", fmt_folded_tallies},
   {"speedscope", fmt_speedscope},
+  {"pprof", fmt_pprof},
+  {"svg", fmt_svg},
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -94,10 +115,14 @@ static cli_opt report_opt_table[] = {
 
 static const cli_cmd report_cmd = {
   "spyon report", "FILE.spy [options]",
-  "Print a saved profile: the report, JSON, folded stacks or speedscope.",
+  "Print a saved profile: the report, JSON, folded stacks, speedscope,\n"
+  "pprof (for go tool pprof) or an interactive SVG flame graph.",
   report_opt_table, 1, 1, 0, "See spyon(1) and docs/report.md."};
 
 static const cli_opt diff_opt_table[] = {
+  {"--format", "-f", "FORMAT", "text (default), json or folded (the\n"
+   "input of a differential flame graph)", cli_set_choice,
+   offsetof(report_opts, format), 0, 0, "text|json|folded", 0, 0},
   {"--threshold", NULL, "PCT", "hide frames below PCT percent in both\n"
    "profiles (default 0.5)", cli_set_num,
    offsetof(report_opts, threshold), 0, 100, NULL, 0, 0},
@@ -108,8 +133,9 @@ static const cli_opt diff_opt_table[] = {
 
 static const cli_cmd diff_cmd = {
   "spyon diff", "BEFORE.spy AFTER.spy [options]",
-  "List the frames whose share of self time changed most between two\n"
-  "saved profiles.",
+  "Where the time changed between two saved profiles: each method and\n"
+  "primitive's self and total time, ranked by absolute change, with the\n"
+  "changes larger than sampling noise marked.",
   diff_opt_table, 2, 2, 0, "See spyon(1)."};
 
 /* "text (default), json, ..." from formats[], wrapped for --help. */
@@ -166,10 +192,14 @@ static int write_diff(FILE *f, void *ctx) {
   spy_report_options ro;
   spy_report_options_init(&ro);
   ro.threshold_pct = j->o->threshold;
-  return spy_report_diff(j->p[0], j->p[1], f, &ro);
+  switch (j->o->format) {
+  case 1: return spyR_write_diff_json(j->p[0], j->p[1], f);
+  case 2: return spyR_write_diff_folded(j->p[0], j->p[1], f);
+  default: return spy_report_diff(j->p[0], j->p[1], f, &ro);
+  }
 }
 
-/* spyon diff BEFORE.spy AFTER.spy: the frames whose share changed most. */
+/* spyon diff BEFORE.spy AFTER.spy: where the time changed. */
 int cli_diff(int argc, char **argv) {
   report_opts o = {NULL, 0.5, 0};
   cli_args a;
@@ -186,4 +216,61 @@ int cli_diff(int argc, char **argv) {
   spy_profile_free(j.p[0]);
   spy_profile_free(j.p[1]);
   return rc;
+}
+
+/* ------------------------------------------------------------------------
+** spyon merge
+** --------------------------------------------------------------------- */
+
+typedef struct merge_opts {
+  const char *out;
+} merge_opts;
+
+static const cli_opt merge_opt_table[] = {
+  {"--output", "-o", "FILE", "write the merged profile to FILE (required;\n"
+   "replaced atomically)", cli_set_str, offsetof(merge_opts, out), 0, 0,
+   NULL, 0, 0},
+  {NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, 0, 0},
+};
+
+static const cli_cmd merge_cmd = {
+  "spyon merge", "A.spy B.spy... -o OUT.spy",
+  "One profile from several runs of one program in one mode: processes,\n"
+  "frames, primitives, regions and tree nodes are matched by name and\n"
+  "their times and counts summed (at most 8 inputs).",
+  merge_opt_table, 1, CLI_MAXPOS, 0, "See spyon(1) and docs/report.md."};
+
+int cli_merge(int argc, char **argv) {
+  merge_opts o = {NULL};
+  cli_args a;
+  int rc = cli_parse(&merge_cmd, argc, argv, &o, &a);
+  if (rc >= 0) return rc;
+  if (!o.out) return cli_bad(merge_cmd.prog, "--output", "is required");
+  if (cli_check_output(merge_cmd.prog, o.out, a.pos, a.npos)) return 2;
+  spy_profile *p[CLI_MAXPOS] = {NULL}, *m = NULL;
+  int status = 0;
+  for (int i = 0; i < a.npos && !status; i++) status = load(a.pos[i], &p[i]);
+  if (!status) {
+    rc = spyR_merge((const spy_profile *const *)p, (size_t)a.npos, &m);
+    char err[512];
+    if (rc == SPY_EINVAL) {
+      fprintf(stderr, "spyon merge: the profiles were taken in different "
+                      "modes (poll and timer): runs of one program and one "
+                      "mode only\n");
+      status = 1;
+    } else if (rc < 0) {
+      fprintf(stderr, "spyon merge: %s\n", spy_strerror(rc));
+      status = 1;
+    } else if (spy_profile_save(m, o.out, err, sizeof err) < 0) {
+      fprintf(stderr, "spyon: %s\n", err);
+      status = 1;
+    } else {
+      fprintf(stderr, "spyon: %d profiles, %" PRIu64 " tallies, %" PRIu64
+                      " ms, saved to %s\n", a.npos, m->tallies,
+              (m->wall_ns + 500000) / 1000000, o.out);
+    }
+  }
+  spy_profile_free(m);
+  for (int i = 0; i < a.npos; i++) spy_profile_free(p[i]);
+  return status;
 }

@@ -314,7 +314,9 @@ SPY_API int spy_report_folded(const spy_profile *p, FILE *f, int tallies);
 ** nanoseconds; name is the document's name (NULL: the profile's command). */
 SPY_API int spy_report_speedscope(const spy_profile *p, FILE *f,
                                   const char *name);
-/* The frames whose share of self time changed most from before to after. */
+/* Where the time changed from before to after: self and total time per
+** frame, ranked by absolute change, each with its sampling-noise interval
+** (docs/report.md, "Profile diff"). */
 SPY_API int spy_report_diff(const spy_profile *before,
                             const spy_profile *after, FILE *f,
                             const spy_report_options *o);

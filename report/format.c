@@ -343,3 +343,26 @@ void spyR_json_str(spyR_buf *b, const char *s) {
   }
   spyR_buf_add(b, "\"", 1);
 }
+
+/* XML text and attribute values: the five special characters as entities,
+** control characters (which XML 1.0 does not allow at all) and invalid
+** UTF-8 as U+FFFD, so any name gives a well-formed document. */
+void spyR_xml_str(spyR_buf *b, const char *s) {
+  const unsigned char *u = (const unsigned char *)(s ? s : "");
+  while (*u) {
+    unsigned c = *u;
+    size_t n = utf8_len(u);
+    if (c == '&') spyR_buf_puts(b, "&amp;");
+    else if (c == '<') spyR_buf_puts(b, "&lt;");
+    else if (c == '>') spyR_buf_puts(b, "&gt;");
+    else if (c == '"') spyR_buf_puts(b, "&quot;");
+    else if (c == '\'') spyR_buf_puts(b, "&apos;");
+    else if (c < 0x20 || c == 0x7f || n == 0) {
+      spyR_buf_puts(b, "\xEF\xBF\xBD");
+      n = 1;
+    } else {
+      spyR_buf_add(b, (const char *)u, n);
+    }
+    u += n ? n : 1;
+  }
+}

@@ -95,4 +95,8 @@ SPY_INTERNAL void spyR_truncate(spyR_buf *b, size_t cols);
 ** result is always valid JSON. */
 SPY_INTERNAL void spyR_json_str(spyR_buf *b, const char *s);
 
+/* Append s escaped for XML text or a quoted attribute: & < > " ' as
+** entities; control characters and invalid UTF-8 bytes become U+FFFD. */
+SPY_INTERNAL void spyR_xml_str(spyR_buf *b, const char *s);
+
 #endif

@@ -47,15 +47,68 @@ SPY_INTERNAL int spyR_write_speedscope(const spy_profile *p, FILE *f,
                                        const char *name);
 
 /* ------------------------------------------------------------------------
+** Flame graph (report/flame.c)
+** --------------------------------------------------------------------- */
+
+/* An interactive SVG flame graph (hover, click to zoom, search), in the
+** manner of flamegraph.pl's: the root bar "all" at the bottom, processes
+** above it (heaviest first), then their call trees; widths are total
+** time. `title` NULL: the profile's command, or "spyon". */
+SPY_INTERNAL int spyR_write_svg(const spy_profile *p, FILE *f,
+                                const char *title);
+
+/* ------------------------------------------------------------------------
+** pprof (gzip-compressed profile.proto; report/pprof.c, in the tools
+** library libspyon_tools: it needs protobuf-c)
+** --------------------------------------------------------------------- */
+
+/* One sample per node with self time (every process, heaviest first):
+** stack leaf first without the process root, values [samples/count,
+** wall/nanoseconds], labels process, pid and (under a primitive)
+** primitive. Functions are named by the report's labels (native frames by
+** their bare symbol, at their address in a "[native]" mapping). Written
+** gzip-compressed to f. */
+SPY_INTERNAL int spyR_write_pprof(const spy_profile *p, FILE *f);
+
+/* ------------------------------------------------------------------------
 ** Profile diff
 ** --------------------------------------------------------------------- */
 
-/* Compare the self time of frames (matched by kind and label, summed over
-** processes) between a (before) and b (after) as shares of each profile's
-** time; list the frames whose share changed most, largest change first,
-** leaving out frames under o->threshold_pct in both and listing at most
-** o->leaves lines (o NULL: defaults). */
+/* Where the time changed from a (before) to b (after): frames matched by
+** kind and label (summed over processes and over frames of one label),
+** ranked by the absolute change of their self time and, in a second
+** table, of their total time (recursion counted once), each change with
+** its sampling-noise interval (report/diff.c says how it is computed) and
+** a '*' when it is beyond it. Frames under o->threshold_pct of their
+** profile's time on both sides are left out, at most o->leaves lines per
+** table (o NULL: defaults). */
 SPY_INTERNAL int spyR_write_diff(const spy_profile *a, const spy_profile *b,
                                  FILE *f, const spy_report_options *o);
+
+/* The same tables as one JSON document, every frame with time, nothing
+** thresholded: {"a":{tallies,wall_ns},"b":{...},"self":{"z":Z,"frames":
+** [{kind,name,a_ns,b_ns,a_tallies,b_tallies,change_ns,noise_ns,
+** significant}...]},"total":{...}} (docs/report.md). */
+SPY_INTERNAL int spyR_write_diff_json(const spy_profile *a,
+                                      const spy_profile *b, FILE *f);
+
+/* Differential folded stacks (the input of `flamegraph.pl` after
+** difffolded.pl): "PROCESS;frame;...;leaf A B" per stack with self time
+** in either profile, A and B its self time in microseconds. */
+SPY_INTERNAL int spyR_write_diff_folded(const spy_profile *a,
+                                        const spy_profile *b, FILE *f);
+
+/* ------------------------------------------------------------------------
+** Merge
+** --------------------------------------------------------------------- */
+
+/* One profile that sums the runs p[0..n) of one program (report/merge.c):
+** processes matched by name, frames by kind and label, call trees merged
+** node by node, primitives (calls, times, cost observations), GC, regions
+** and native stacks summed, the longest steps of all runs kept. Returns 0
+** and *out, SPY_EINVAL (n == 0, or profiles of different modes),
+** SPY_ENOMEM or SPY_EFORMAT. */
+SPY_INTERNAL int spyR_merge(const spy_profile *const *p, size_t n,
+                            spy_profile **out);
 
 #endif

@@ -24,7 +24,7 @@
 
 extern const struct spy_test t_core[], t_core_exact[], t_profile[],
     t_profile_bad[], t_report[], t_cost[], t_st[], t_native[], t_contract[],
-    t_cli[];
+    t_cli[], t_export[];
 
 static const struct {
   const char *name;
@@ -36,6 +36,7 @@ static const struct {
   {"report", t_report},
   {"cost", t_cost},   {"st", t_st},       {"native", t_native},
   {"cli", t_cli},
+  {"export", t_export},
 };
 
 const char *t_builddir = ".";

@@ -490,7 +490,7 @@ static void t_options(void) {
     {"-o", 2, "spyon: option -o needs a value\n"},
     {"report p.spy --format=xml", 2,
      "spyon report: --format: unknown format 'xml' (text, json, folded, "
-     "folded-tallies, speedscope)\n"},
+     "folded-tallies, speedscope, pprof, svg)\n"},
     {"report p.spy --format=json > /dev/null", 0, ""},
     {"report p.spy -fjson > /dev/null", 0, ""},
     {"report p.spy --threshold=2 > /dev/null", 0, ""},

@@ -19,6 +19,7 @@
 #include "report/format.h"
 #include "report/report.h"
 #include "report/walk.h"
+#include "tests/test_report.h"
 
 /* ------------------------------------------------------------------------
 ** Building profiles
@@ -92,8 +93,9 @@ static uint32_t process(spy_profile *p, uint64_t pid, const char *name,
 }
 
 /* The synthetic profile of tests/data/report/synthetic.txt: 5 s of wall
-** time; "main" 4 s, "worker" 0.995 s, "sleeper" 5 ms (0.1 %: hidden). */
-static spy_profile *synthetic(void) {
+** time; "main" 4 s, "worker" 0.995 s, "sleeper" 5 ms (0.1 %: hidden).
+** Shared with the export suite (tests/test_report.h). */
+spy_profile *t_report_synthetic(void) {
   spy_profile *p = new_profile(5000000000u);
   p->dropped = 12;
   p->obs_dropped = 3;
@@ -549,14 +551,14 @@ static void t_cycle(void) {
 ** --------------------------------------------------------------------- */
 
 static void t_text_golden(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   check_golden(report(p, NULL), "synthetic.txt");
   spy_profile_free(p);
 }
 
 /* Known numbers, independent of the expected file. */
 static void t_text_numbers(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   const char *t = report(p, NULL);
   /* 1,234,567,890 ns of 5 s: 24.69 %, 1,235 ms. */
   T_ASSERT(strstr(t, "24.69 (1,235)  LargePositiveInteger squaredByFourth\n"));
@@ -593,7 +595,7 @@ static void t_text_numbers(void) {
 
 /* Options: sections, name width, leaves and steps limits. */
 static void t_text_options(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   spy_report_options o;
   spy_report_options_init(&o);
   T_EQ_INT(o.sections, SPY_REPORT_ALL);
@@ -626,7 +628,7 @@ static void t_text_empty(void) {
 
 /* A write error is SPY_EIO, not silence. */
 static void t_text_eio(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   FILE *f = fopen("/dev/full", "w");
   T_ASSERT(f);
   T_EQ_INT(spy_report_text(p, f, NULL), SPY_EIO);
@@ -641,7 +643,7 @@ static void t_text_eio(void) {
 ** --------------------------------------------------------------------- */
 
 static void t_folded(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   mem m;
   T_EQ_INT(spyR_write_folded(p, mem_open(&m), SPYR_WEIGHT_US), 0);
   const char *t = mem_text(&m);
@@ -697,7 +699,7 @@ static void stack_names(json_t *frames, json_t *stack, char *out, size_t len) {
 }
 
 static void t_speedscope(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   mem m;
   T_EQ_INT(spyR_write_speedscope(p, mem_open(&m), NULL), 0);
   const char *t = mem_text(&m);
@@ -789,9 +791,9 @@ static uint32_t new_frame(spy_profile *p, spy_frame_kind kind, uint64_t key,
   return (uint32_t)p->nframes++;
 }
 
-/* A: 1 s; X 50 %, Y 30 %, Z 20 %. B: 2 s; X 25 %, Y 65 % (two method
+/* A: 1 s; X 500 ms, Y 300, Z 200. B: 2 s; X 500 ms, Y 1,300 (two method
 ** frames with the same name and different keys: merged), a primitive also
-** named Y (0.2 %: kept apart from the method), W 9.8 %. */
+** named Y (4 ms, 0.2 %: kept apart from the method), W 196 ms. */
 static void t_diff(void) {
   spy_profile *a = new_profile(1000000000);
   uint32_t r = process(a, 1, "main", 1000000000);
@@ -809,12 +811,33 @@ static void t_diff(void) {
   T_EQ_INT(spyR_write_diff(a, b, mem_open(&m), NULL), 0);
   const char *t = mem_text(&m);
   check_golden(t, "diff.txt");
-  /* Largest change first: Y +35, X -25, Z -20, W +9.8; the 0.2 % Y
-  ** primitive is under the threshold on both sides. */
-  const char *y = strstr(t, "+35.00  Y\n"), *x = strstr(t, "-25.00  X\n");
-  const char *z = strstr(t, "-20.00  Z\n"), *w = strstr(t, "+9.80  W\n");
-  T_ASSERT(y && x && z && w && y < x && x < z && z < w);
+  /* Largest absolute change first: Y +1,000 ms, Z -200, W +196, X 0 (its
+  ** share halved, its time did not change); the 4 ms Y primitive is under
+  ** the threshold on both sides. Noise (tallies = ns / 100 us, 5 frames:
+  ** z = 2.58): Y's sd is sqrt(3001 + 13001) * 0.1 ms = 12.65 ms, so
+  ** +-32.6; X's change of 0 is not flagged. */
+  const char *y = strstr(t, "+1,000.0 *      +-32.6  method  Y\n");
+  const char *z = strstr(t, "-200.0 *      +-11.5  method  Z\n");
+  const char *w = strstr(t, "+196.0 *      +-11.4  method  W\n");
+  const char *x = strstr(t, "0.0        +-25.8  method  X\n");
+  T_ASSERT(y && x && z && w && y < z && z < w && w < x);
+  T_ASSERT(!strstr(t, "prim    Y"));
   free(m.s);
+  /* JSON: every frame, the primitive too. */
+  T_EQ_INT(spyR_write_diff_json(a, b, mem_open(&m)), 0);
+  json_error_t e;
+  json_t *j = json_loads(mem_text(&m), 0, &e);
+  if (!j) T_FAIL("diff JSON: %s", e.text);
+  json_t *fr = json_object_get(json_object_get(j, "self"), "frames");
+  T_EQ_INT(json_array_size(fr), 5);
+  json_t *last = json_array_get(fr, 4);
+  T_EQ_STR(json_string_value(json_object_get(last, "kind")), "method");
+  T_EQ_STR(json_string_value(json_object_get(last, "name")), "X");
+  json_t *prim = json_array_get(fr, 3);
+  T_EQ_STR(json_string_value(json_object_get(prim, "kind")), "prim");
+  T_EQ_INT(json_integer_value(json_object_get(prim, "change_ns")), 4000000);
+  T_ASSERT(json_is_true(json_object_get(prim, "significant")));
+  json_decref(j);
   T_EQ_INT(spyR_write_diff(a, NULL, stdout, NULL), SPY_EINVAL);
   spy_profile_free(a);
   spy_profile_free(b);
@@ -826,7 +849,7 @@ static void t_diff(void) {
 ** one line and nothing reaches the terminal as a control. Also: a 10 s
 ** interval reads "10 s", and steps under 0.0005 ms are not listed. */
 static void t_text_escape(void) {
-  spy_profile *p = synthetic();
+  spy_profile *p = t_report_synthetic();
   p->interval_ns = 10000000000u;
   p->clock = "ts\ac";
   p->command = "st \xc2\x9b" "2J evil.st";

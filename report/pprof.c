@@ -1,0 +1,425 @@
+/*
+** report/pprof.c: the pprof export (gzip-compressed profile.proto).
+**
+** pprof is what `go tool pprof`, Pyroscope, Parca and Grafana read. The
+** message types come from report/profile.proto through protobuf-c (the
+** code is generated at build time) and zlib compresses the packed bytes;
+** nothing here encodes protobuf by hand.
+**
+** The mapping from a spyon profile:
+**   - one Sample per call-tree node with self time (as the speedscope
+**     export): its stack leaf first, up to but not including the process
+**     root, values [self tallies, self ns]; time charged to a process root
+**     alone is a sample whose stack is the root frame (named after the
+**     process);
+**   - labels: "process" (name), "pid" (number) and, under a primitive,
+**     "primitive" (the innermost primitive on the stack), so
+**     `pprof -tagfocus primitive=...` selects one primitive's time;
+**   - one Function and one Location per profile frame (ids frame + 1),
+**     the Function named by the report's label, so `pprof -top` lists what
+**     the report's leaves list; native frames keep their address and fall
+**     in a Mapping that says the symbols are already there (has_functions),
+**     so readers do not try to symbolize them again.
+** This file is part of the tools library (libspyon_tools), never of
+** libspyon: an interpreter that embeds spyon does not link protobuf-c.
+*/
+#include "config.h"
+
+#include "report/format.h"
+#include "report/profile.pb-c.h"
+#include "report/report.h"
+#include "report/walk.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Label PbLabel;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Line PbLine;
+typedef Perftools__Profiles__Function PbFunction;
+typedef Perftools__Profiles__Mapping PbMapping;
+typedef Perftools__Profiles__ValueType PbValueType;
+
+/* ------------------------------------------------------------------------
+** The string table
+** --------------------------------------------------------------------- */
+
+/* pprof refers to every string by its index in one table; names repeat
+** (a process name on every sample), so strings are interned through an
+** open-addressing hash of indices. */
+typedef struct strtab {
+  char **s;       /* s[0] is "" */
+  size_t n, cap;
+  uint32_t *slot; /* index + 1, 0 empty; size hcap (a power of two) */
+  size_t hcap;
+  int oom;
+} strtab;
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* Grow the hash so it stays at most half full. */
+static int strtab_rehash(strtab *t) {
+  size_t hcap = t->hcap ? t->hcap * 2 : 256;
+  uint32_t *slot = calloc(hcap, sizeof *slot);
+  if (!slot) return -1;
+  for (size_t i = 0; i < t->n; i++) {
+    size_t h = (size_t)hash_str(t->s[i]) & (hcap - 1);
+    while (slot[h]) h = (h + 1) & (hcap - 1);
+    slot[h] = (uint32_t)i + 1;
+  }
+  free(t->slot);
+  t->slot = slot;
+  t->hcap = hcap;
+  return 0;
+}
+
+/* The index of s, adding a copy when new; 0 (the empty string) after an
+** allocation failure, which sets t->oom. */
+static int64_t strtab_id(strtab *t, const char *s) {
+  if (t->oom) return 0;
+  if (2 * (t->n + 1) > t->hcap && strtab_rehash(t)) goto oom;
+  size_t h = (size_t)hash_str(s) & (t->hcap - 1);
+  while (t->slot[h]) {
+    uint32_t i = t->slot[h] - 1;
+    if (!strcmp(t->s[i], s)) return i;
+    h = (h + 1) & (t->hcap - 1);
+  }
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    char **n = realloc(t->s, cap * sizeof *n);
+    if (!n) goto oom;
+    t->s = n;
+    t->cap = cap;
+  }
+  if (!(t->s[t->n] = strdup(s))) goto oom;
+  t->slot[h] = (uint32_t)t->n + 1;
+  return (int64_t)t->n++;
+oom:
+  t->oom = 1;
+  return 0;
+}
+
+static void strtab_free(strtab *t) {
+  for (size_t i = 0; i < t->n; i++) free(t->s[i]);
+  free(t->s);
+  free(t->slot);
+}
+
+/* ------------------------------------------------------------------------
+** Samples
+** --------------------------------------------------------------------- */
+
+/* One sample with its own storage: the stack and up to three labels. */
+typedef struct psample {
+  PbSample msg;
+  int64_t value[2];
+  PbLabel lab[3];
+  PbLabel *labp[3];
+} psample;
+
+typedef struct builder {
+  const spy_profile *p;
+  strtab st;
+  uint32_t *path;        /* path[d]: the node at depth d (0: the root) */
+  size_t pathcap;
+  psample **smp;
+  size_t nsmp, smpcap;
+  int64_t k_process, k_pid, k_primitive, s_process, pid;
+  int64_t *prim_name;    /* string index per frame, for primitives */
+} builder;
+
+/* Add a sample for the stack path[0..depth] (path[depth] the leaf). The
+** root frame path[0] is left out unless it is the leaf itself. */
+static int add_sample(builder *b, unsigned depth) {
+  const spy_profile *p = b->p;
+  const spy_node *leaf = &p->nodes[b->path[depth]];
+  if (b->nsmp == b->smpcap) {
+    size_t cap = b->smpcap ? b->smpcap * 2 : 256;
+    psample **n = realloc(b->smp, cap * sizeof *n);
+    if (!n) return SPY_ENOMEM;
+    b->smp = n;
+    b->smpcap = cap;
+  }
+  psample *s = calloc(1, sizeof *s);
+  if (!s) return SPY_ENOMEM;
+  b->smp[b->nsmp++] = s;
+  perftools__profiles__sample__init(&s->msg);
+  unsigned from = depth ? 1 : 0;
+  size_t n = depth - from + 1;
+  uint64_t *loc = malloc(n * sizeof *loc);
+  if (!loc) return SPY_ENOMEM;
+  s->msg.location_id = loc;
+  s->msg.n_location_id = n;
+  int64_t prim = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t fr = p->nodes[b->path[depth - i]].frame;
+    loc[i] = (uint64_t)fr + 1;
+    if (!prim && p->frames[fr].kind == SPY_FRAME_PRIM)
+      prim = b->prim_name[fr];
+  }
+  s->value[0] = (int64_t)leaf->self_tallies;
+  s->value[1] = (int64_t)leaf->self_ns;
+  s->msg.value = s->value;
+  s->msg.n_value = 2;
+  for (int i = 0; i < 3; i++) {
+    perftools__profiles__label__init(&s->lab[i]);
+    s->labp[i] = &s->lab[i];
+  }
+  s->lab[0].key = b->k_process;
+  s->lab[0].str = b->s_process;
+  s->lab[1].key = b->k_pid;
+  s->lab[1].num = b->pid;
+  s->lab[2].key = b->k_primitive;
+  s->lab[2].str = prim;
+  s->msg.label = s->labp;
+  s->msg.n_label = prim ? 3 : 2;
+  return 0;
+}
+
+static int pprof_row(void *ud, const spy_profile *p, const spyR_row *row) {
+  builder *b = ud;
+  unsigned d = row->depth + 1;
+  if (d >= b->pathcap) {
+    size_t cap = b->pathcap * 2;
+    while (cap <= d) cap *= 2;
+    uint32_t *n = realloc(b->path, cap * sizeof *n);
+    if (!n) return SPY_ENOMEM;
+    b->path = n;
+    b->pathcap = cap;
+  }
+  b->path[d] = row->node;
+  const spy_node *nd = &p->nodes[row->node];
+  if (nd->self_ns || nd->self_tallies) return add_sample(b, d);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+** The profile
+** --------------------------------------------------------------------- */
+
+/* gzip the packed message onto f in pieces. */
+static int write_gzip(const uint8_t *buf, size_t len, FILE *f) {
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  /* 15 + 16: a gzip header and trailer around deflate, as pprof expects. */
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                   Z_DEFAULT_STRATEGY) != Z_OK)
+    return SPY_ENOMEM;
+  unsigned char out[65536];
+  int rc = 0, zr;
+  z.next_in = (Bytef *)buf;
+  size_t left = len;
+  do {
+    uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
+    z.avail_in = chunk;
+    left -= chunk;
+    int flush = left ? Z_NO_FLUSH : Z_FINISH;
+    do {
+      z.next_out = out;
+      z.avail_out = sizeof out;
+      zr = deflate(&z, flush);
+      if (zr == Z_STREAM_ERROR) {
+        rc = SPY_ENOMEM;
+        break;
+      }
+      size_t have = sizeof out - z.avail_out;
+      if (have && fwrite(out, 1, have, f) != have) rc = SPY_EIO;
+    } while (z.avail_out == 0 && rc == 0);
+  } while (left && rc == 0);
+  deflateEnd(&z);
+  return rc;
+}
+
+int spyR_write_pprof(const spy_profile *p, FILE *f) {
+  if (!p || !f) return SPY_EINVAL;
+  builder b;
+  memset(&b, 0, sizeof b);
+  b.p = p;
+  strtab_id(&b.st, ""); /* string_table[0] must be "" */
+  int rc = 0;
+  uint32_t *ix = spyR_process_order(p);
+  PbFunction *fn = calloc(p->nframes ? p->nframes : 1, sizeof *fn);
+  PbLocation *lo = calloc(p->nframes ? p->nframes : 1, sizeof *lo);
+  PbLine *li = calloc(p->nframes ? p->nframes : 1, sizeof *li);
+  PbLine **lip = calloc(p->nframes ? p->nframes : 1, sizeof *lip);
+  PbFunction **fnp = calloc(p->nframes ? p->nframes : 1, sizeof *fnp);
+  PbLocation **lop = calloc(p->nframes ? p->nframes : 1, sizeof *lop);
+  b.prim_name = calloc(p->nframes ? p->nframes : 1, sizeof *b.prim_name);
+  b.path = malloc(64 * sizeof *b.path);
+  b.pathcap = 64;
+  uint8_t *packed = NULL;
+  PbSample **smsg = NULL;
+  spyR_buf lab = {0};
+  if (!ix || !fn || !lo || !li || !lip || !fnp || !lop || !b.prim_name ||
+      !b.path) {
+    rc = SPY_ENOMEM;
+    goto done;
+  }
+
+  /* Functions and locations, one per frame; native frames in mapping 2
+  ** (below). */
+  uint64_t lo_addr = UINT64_MAX, hi_addr = 0;
+  int natives = 0;
+  for (size_t i = 0; i < p->nframes; i++) {
+    const spy_frame *fr = &p->frames[i];
+    spyR_buf_clear(&lab);
+    if (fr->kind == SPY_FRAME_NATIVE)
+      spyR_buf_puts(&lab, fr->name ? fr->name : "?"); /* the bare symbol */
+    else
+      spyR_label(&lab, p, (uint32_t)i);
+    if (lab.oom) {
+      rc = SPY_ENOMEM;
+      goto done;
+    }
+    perftools__profiles__function__init(&fn[i]);
+    fn[i].id = (uint64_t)i + 1;
+    fn[i].name = fn[i].system_name = strtab_id(&b.st, spyR_buf_str(&lab));
+    if (fr->kind == SPY_FRAME_PRIM) b.prim_name[i] = fn[i].name;
+    fnp[i] = &fn[i];
+    perftools__profiles__line__init(&li[i]);
+    li[i].function_id = fn[i].id;
+    lip[i] = &li[i];
+    perftools__profiles__location__init(&lo[i]);
+    lo[i].id = (uint64_t)i + 1;
+    lo[i].line = &lip[i];
+    lo[i].n_line = 1;
+    if (fr->kind == SPY_FRAME_NATIVE) {
+      lo[i].mapping_id = 2;
+      lo[i].address = fr->key;
+      natives = 1;
+      if (fr->key < lo_addr) lo_addr = fr->key;
+      if (fr->key >= hi_addr)
+        hi_addr = fr->key == UINT64_MAX ? fr->key : fr->key + 1;
+    }
+    lop[i] = &lo[i];
+  }
+
+  b.k_process = strtab_id(&b.st, "process");
+  b.k_pid = strtab_id(&b.st, "pid");
+  b.k_primitive = strtab_id(&b.st, "primitive");
+  for (size_t k = 0; k < p->nprocesses && rc == 0; k++) {
+    const spy_process *pr = &p->processes[ix[k]];
+    if (pr->root >= p->nnodes) {
+      rc = SPY_EFORMAT;
+      break;
+    }
+    b.s_process = strtab_id(&b.st, pr->name ? pr->name : "?");
+    b.pid = (int64_t)pr->pid;
+    b.path[0] = pr->root;
+    const spy_node *root = &p->nodes[pr->root];
+    if (root->self_ns || root->self_tallies) rc = add_sample(&b, 0);
+    if (rc == 0) rc = spyR_walk(p, ix[k], 0, 0, pprof_row, &b);
+  }
+  if (rc) goto done;
+
+  PbProfile pf;
+  perftools__profiles__profile__init(&pf);
+  PbValueType vt[3];
+  PbValueType *vtp[2] = {&vt[0], &vt[1]};
+  for (int i = 0; i < 3; i++) perftools__profiles__value_type__init(&vt[i]);
+  vt[0].type = strtab_id(&b.st, "samples");
+  vt[0].unit = strtab_id(&b.st, "count");
+  /* A profile records wall time (its clock is a wall clock: "tsc" or
+  ** "clock_gettime"); the type becomes "cpu" only if it ever records a
+  ** thread CPU-time clock. */
+  int cpu = p->clock && strstr(p->clock, "cpu") != NULL;
+  vt[1].type = strtab_id(&b.st, cpu ? "cpu" : "wall");
+  vt[1].unit = strtab_id(&b.st, "nanoseconds");
+  vt[2] = vt[1];
+  pf.sample_type = vtp;
+  pf.n_sample_type = 2;
+  pf.period_type = &vt[2];
+  pf.period = (int64_t)p->interval_ns;
+  pf.default_sample_type = vt[1].type;
+  pf.time_nanos = (int64_t)p->start_unix_ns;
+  pf.duration_nanos = (int64_t)p->wall_ns;
+  int64_t comments[2];
+  size_t ncomments = 0;
+  if (p->command && *p->command)
+    comments[ncomments++] = strtab_id(&b.st, p->command);
+  spyR_buf_clear(&lab);
+  spyR_buf_printf(&lab, "spyon %s, %s mode, clock %s", SPY_VERSION_STRING,
+                  p->mode == SPY_MODE_TIMER ? "timer" : "poll",
+                  p->clock && *p->clock ? p->clock : "?");
+  comments[ncomments++] = strtab_id(&b.st, spyR_buf_str(&lab));
+  pf.comment = comments;
+  pf.n_comment = ncomments;
+
+  /* mapping[0] is "the main binary" to pprof: the interpreter, named by
+  ** the command, its symbols present (has_functions), so readers neither
+  ** warn that it is missing nor look for a binary; native frames fall in
+  ** mapping 2, which spans their addresses. */
+  PbMapping map[2];
+  PbMapping *mapp[2] = {&map[0], &map[1]};
+  for (int i = 0; i < 2; i++) {
+    perftools__profiles__mapping__init(&map[i]);
+    map[i].id = (uint64_t)i + 1;
+    map[i].has_functions = 1;
+  }
+  map[0].filename = strtab_id(&b.st, p->command && *p->command ? p->command
+                                                               : "spyon");
+  pf.mapping = mapp;
+  pf.n_mapping = 1;
+  if (natives) {
+    map[1].memory_start = lo_addr;
+    map[1].memory_limit = hi_addr;
+    map[1].filename = strtab_id(&b.st, "[native]");
+    pf.n_mapping = 2;
+  }
+  pf.function = fnp;
+  pf.n_function = p->nframes;
+  pf.location = lop;
+  pf.n_location = p->nframes;
+  smsg = malloc((b.nsmp ? b.nsmp : 1) * sizeof *smsg);
+  if (!smsg) {
+    rc = SPY_ENOMEM;
+    goto done;
+  }
+  for (size_t i = 0; i < b.nsmp; i++) smsg[i] = &b.smp[i]->msg;
+  pf.sample = smsg;
+  pf.n_sample = b.nsmp;
+  if (b.st.oom || lab.oom) {
+    rc = SPY_ENOMEM;
+    goto done;
+  }
+  pf.string_table = b.st.s;
+  pf.n_string_table = b.st.n;
+
+  size_t len = perftools__profiles__profile__get_packed_size(&pf);
+  packed = malloc(len ? len : 1);
+  if (!packed) {
+    rc = SPY_ENOMEM;
+    goto done;
+  }
+  perftools__profiles__profile__pack(&pf, packed);
+  rc = write_gzip(packed, len, f);
+
+done:
+  for (size_t i = 0; i < b.nsmp; i++) {
+    free(b.smp[i]->msg.location_id);
+    free(b.smp[i]);
+  }
+  free(b.smp);
+  free(b.path);
+  free(b.prim_name);
+  free(fn);
+  free(lo);
+  free(li);
+  free(lip);
+  free(fnp);
+  free(lop);
+  free(ix);
+  free(packed);
+  free(smsg);
+  spyR_buf_free(&lab);
+  strtab_free(&b.st);
+  if (fflush(f) != 0 || ferror(f)) return rc ? rc : SPY_EIO;
+  return rc;
+}
