@@ -497,7 +497,7 @@ static void gen_expr(Gen *g, Node *n) {
 static void *dup_mem(const void *p, size_t n) {
   if (!n) return NULL;
   void *d = malloc(n);
-  if (!d) st_panic("out of memory (compiler)");
+  if (!d) st_out_of_memory(n);
   memcpy(d, p, n);
   return d;
 }

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "hosts/st/parse.h"
+#include "hosts/st/st.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,10 +33,7 @@ typedef struct ArenaBlock {
 
 static void *xrealloc(void *p, size_t n) {
   p = realloc(p, n);
-  if (!p) {
-    fprintf(stderr, "st: out of memory\n");
-    abort();
-  }
+  if (!p) st_out_of_memory(n);
   return p;
 }
 

@@ -27,10 +27,10 @@ static const char *intern_file(VM *vm, const char *file) {
   for (uint32_t i = 0; i < vm->nfiles; i++)
     if (strcmp(vm->files[i], file) == 0) return vm->files[i];
   char **nf = realloc(vm->files, (vm->nfiles + 1) * sizeof(char *));
-  if (!nf) st_panic("out of memory");
+  if (!nf) st_out_of_memory((vm->nfiles + 1) * sizeof(char *));
   vm->files = nf;
   vm->files[vm->nfiles] = strdup(file);
-  if (!vm->files[vm->nfiles]) st_panic("out of memory");
+  if (!vm->files[vm->nfiles]) st_out_of_memory(strlen(file) + 1);
   return vm->files[vm->nfiles++];
 }
 
@@ -78,10 +78,23 @@ static void define_method(VM *vm, Lexer *lx, uint32_t cid) {
   st_install_method(vm, cid, m);
 }
 
+/* Instance variables are appended to a class's own slots. Instances made
+** before would be too short, and the slots of subclasses (which their
+** compiled methods address by index) would move: a class that has either
+** is refused, as the kernel classes the C code knows are. */
 static void add_ivars(VM *vm, Lexer *lx, uint32_t cid) {
   int line = TOK->line, col = TOK->col;
-  char **names;
+  char **names, cname[200];
   int n = st_parse_temps(lx, &names);
+  if (n == 0) return;
+  ClassInfo *c = &vm->classes[cid];
+  const char *why = !c->is_meta && c->instantiated ? "it has instances"
+                                                   : NULL;
+  for (uint32_t i = 1; i < vm->nclasses && !why; i++)
+    if (vm->classes[i].super == cid && i != cid) why = "it has subclasses";
+  if (why)
+    st_syntax_error(lx, line, col, "cannot add instance variables to '%s': %s",
+                    st_class_name(vm, cid, cname, sizeof cname), why);
   for (int i = 0; i < n; i++)
     if (st_class_add_ivar(vm, cid, st_sym(vm, names[i])) < 0)
       st_syntax_error(lx, line, col, "cannot add instance variable '%s'",
@@ -188,7 +201,17 @@ static int class_body(VM *vm, Lexer *lx, uint32_t cid, int meta_only) {
   return 0;
 }
 
-/* Super subclass: Name [ body ] */
+/* Is c the class anc or one of its subclasses? The walk is bounded by the
+** number of classes, so it ends even if a cycle slipped in. */
+static int inherits_from(VM *vm, uint32_t c, uint32_t anc) {
+  for (uint32_t n = 0; c && n <= vm->nclasses; n++, c = vm->classes[c].super)
+    if (c == anc) return 1;
+  return 0;
+}
+
+/* Super subclass: Name [ body ]. A superclass that is the class itself or
+** one of its subclasses would make a cycle, in which method lookup and
+** the instance-size computation never end: that is refused. */
 static int define_class(VM *vm, Lexer *lx) {
   int line = TOK->line, col = TOK->col;
   uint32_t super = named_class(vm, TOK);
@@ -202,6 +225,16 @@ static int define_class(VM *vm, Lexer *lx) {
   int nline = TOK->line, ncol = TOK->col;
   st_lex_next(lx);
   st_lex_next(lx); /* [ */
+  if (cid && super == cid)
+    st_syntax_error(lx, nline, ncol, "class '%.*s' cannot be its own superclass",
+                    (int)NSLOTS(name), (char *)BYTES(name));
+  if (cid && inherits_from(vm, super, cid)) {
+    Value sn = vm->classes[super].name;
+    st_syntax_error(lx, nline, ncol,
+                    "class '%.*s' cannot be a subclass of its subclass '%.*s'",
+                    (int)NSLOTS(name), (char *)BYTES(name), (int)NSLOTS(sn),
+                    (char *)BYTES(sn));
+  }
   if (!cid) {
     ClassInfo *s = &vm->classes[super];
     cid = st_new_class(vm, name, super, s->fmt, s->indexed);
@@ -353,7 +386,7 @@ int st_load_file(VM *vm, const char *path) {
     if (n == cap) buf = realloc(buf, cap *= 2);
   }
   fclose(f);
-  if (!buf) st_panic("out of memory reading %s", path);
+  if (!buf) st_out_of_memory(cap);
   int r = st_load_source(vm, path, buf, n);
   free(buf);
   return r;
