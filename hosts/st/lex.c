@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -179,6 +180,38 @@ static int scan_digits(Lexer *lx, int radix, int64_t *val, int *over,
   return n;
 }
 
+/* A float literal is read exactly: strtod rounds the whole text (any
+** length) correctly. A literal beyond the range of a double (it would be
+** inf, or 0.0 although it has a nonzero digit) is refused at its place
+** rather than read as something else. The exponent letters d and q are
+** Smalltalk's; strtod knows e. */
+static double read_float(Lexer *lx, const char *text, size_t n, int line,
+                         int col) {
+  char *tmp = xrealloc(NULL, n + 1);
+  int nonzero = 0, in_exp = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = text[i];
+    if (c == 'e' || c == 'd' || c == 'q') {
+      c = 'e';
+      in_exp = 1;
+    } else if (!in_exp && c >= '1' && c <= '9') {
+      nonzero = 1;
+    }
+    tmp[i] = c;
+  }
+  tmp[n] = '\0';
+  errno = 0;
+  double d = strtod(tmp, NULL);
+  free(tmp);
+  if (isinf(d))
+    st_syntax_error(lx, line, col, "float literal too large (beyond %g)",
+                    DBL_MAX);
+  if (d == 0.0 && nonzero)
+    st_syntax_error(lx, line, col, "float literal too small (below %g)",
+                    DBL_TRUE_MIN);
+  return d;
+}
+
 static void scan_number(Lexer *lx, Token *t) {
   int64_t v = 0;
   int over = 0, radix = 10;
@@ -212,26 +245,33 @@ static void scan_number(Lexer *lx, Token *t) {
       adv(lx);
     }
     while (isdigit(cur(lx))) {
-      if (exp < 100000) exp = exp * 10 + (cur(lx) - '0');
+      /* Past the limit the value no longer matters: it is refused. */
+      if (exp <= ST_MAX_LITERAL_DIGITS) exp = exp * 10 + (cur(lx) - '0');
       adv(lx);
     }
     if (neg) exp = -exp;
   }
+  int line = t->line, col = t->col;
   if (radix == 10 && (isfloat || (has_exp && exp < 0))) {
-    char tmp[512];
-    size_t n = (size_t)(lx->p - start);
-    if (n >= sizeof tmp) n = sizeof tmp - 1;
-    memcpy(tmp, start, n);
-    tmp[n] = '\0';
-    for (char *q = tmp; *q; q++)
-      if (*q == 'd' || *q == 'q') *q = 'e';
-    t->type = T_FLOAT;
-    t->dval = strtod(tmp, NULL);
     free(digits);
+    t->type = T_FLOAT;
+    t->dval = read_float(lx, start, (size_t)(lx->p - start), line, col);
     return;
+  }
+  if (has_exp && exp < 0) {
+    free(digits);
+    st_syntax_error(lx, line, col,
+                    "a radix %d integer cannot have a negative exponent",
+                    radix);
   }
   t->type = T_INT;
   if (has_exp && exp > 0) {
+    if ((uint64_t)exp + dlen > ST_MAX_LITERAL_DIGITS) {
+      free(digits);
+      st_syntax_error(lx, line, col,
+                      "integer literal too large (more than %d digits)",
+                      ST_MAX_LITERAL_DIGITS);
+    }
     /* Integer with exponent: append zeros (in the radix). */
     while (exp-- > 0) {
       if (v > (((int64_t)1 << 62) - 1) / radix) over = 1;
@@ -242,6 +282,12 @@ static void scan_number(Lexer *lx, Token *t) {
       }
       digits[dlen++] = '0';
     }
+  }
+  if (dlen > ST_MAX_LITERAL_DIGITS) {
+    free(digits);
+    st_syntax_error(lx, line, col,
+                    "integer literal too large (more than %d digits)",
+                    ST_MAX_LITERAL_DIGITS);
   }
   if (!over) {
     t->ival = v;

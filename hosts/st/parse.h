@@ -24,6 +24,10 @@ typedef enum {
   T_BANG
 } TokType;
 
+/* The most digits an integer literal may have (exponent zeros included):
+** 1e999999 is an exact Integer, 1e1000000 a syntax error. */
+#define ST_MAX_LITERAL_DIGITS 1000000
+
 typedef struct Token {
   TokType type;
   const char *text;  /* points into the source */
