@@ -257,9 +257,12 @@ static void gen_nil_test(Gen *g, Node *n, Node *nilblk, Node *notnilblk) {
   patch(g, jend);
 }
 
-/* to:by:do: with a step computed at run time: the direction is the step's
-** sign. Plain slots get FORTESTV/FORINCV; otherwise the test picks <= or
-** >= by comparing the step with 0. A zero step runs the body no times. */
+/* to:by:do: with a step computed at run time (or a literal that is not a
+** nonzero SmallInteger): the direction is the step's sign, whatever kind
+** of number it is. A step equal to zero would loop forever: it is an
+** error (step error: '...'), as in Number>>to:by:do:; if that returns,
+** the body runs no times. Plain slots get FORTESTV/FORINCV; otherwise the
+** test picks <= or >= by comparing the step with 0. */
 static void gen_to_by_do(Gen *g, Node *n, Node *blk) {
   Comp *c = g->c;
   Var *iv = param_var(g, blk, 0), *lim = n->var, *st = n->step;
@@ -268,6 +271,18 @@ static void gen_to_by_do(Gen *g, Node *n, Node *blk) {
   access_var(g, lim, ACC_POPSTORE, n);
   gen_expr(g, n->args[1]);
   access_var(g, st, ACC_POPSTORE, n);
+  static const char zero_msg[] = "step must not be zero";
+  access_var(g, st, ACC_PUSH, n);
+  emit(g, MK_OPS(OP_PUSH_INT, 0), 1);
+  emit(g, MK_OP(OP_EQ, add_site(g, st_sym(c->vm, "="), 1, 0, 1)), -1);
+  uint32_t jnz = cond_jump(g, OP_JUMPF);
+  access_var(g, st, ACC_PUSH, n);
+  emit(g, MK_OP(OP_PUSH_LIT, add_lit(g, st_new_string(c->vm, zero_msg,
+                                                      sizeof zero_msg - 1))),
+       1);
+  emit(g, MK_OP(OP_SEND, add_site(g, st_sym(c->vm, "error:"), 1, 0, 0)), -1);
+  emit(g, OP_POP, -1);
+  patch(g, jnz);
   uint32_t le = add_site(g, st_sym(c->vm, "<="), 1, 0, 1);
   uint32_t ge = add_site(g, st_sym(c->vm, ">="), 1, 0, 1);
   uint32_t gt = add_site(g, st_sym(c->vm, ">"), 1, 0, 1);
