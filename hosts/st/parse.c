@@ -504,6 +504,8 @@ static int parse_pragma(Lexer *lx, MethodAst *m) {
     else if (st_tok_is(TOK, T_IDENT, "exceptionHandler"))
       m->flags |= MF_HANDLER;
     else if (st_tok_is(TOK, T_IDENT, "hidden")) m->flags |= MF_HIDDEN;
+    else if (st_tok_is(TOK, T_IDENT, "runsHandler"))
+      m->flags |= MF_RUNS_HANDLER;
     st_lex_next(lx);
   } else {
     /* Other keyword pragmas (category:, comment:) are skipped. */

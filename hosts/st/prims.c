@@ -514,6 +514,13 @@ static PRIM(p_frameDepth) {
   return OK(MK_INT(vm->cur->f - vm->cur->frames));
 }
 
+/* The serial of a frame tells one activation from a later one at the same
+** index: an exception checks that its frames are still the ones it saw. */
+static PRIM(p_frameSerial) {
+  Frame *f = frame_at(vm, ARG1);
+  return OK(f ? MK_INT(f->serial & (uint64_t)ST_INT_MAX) : vm->nil);
+}
+
 static PRIM(p_frameFlags) {
   Frame *f = frame_at(vm, ARG1);
   return f ? OK(MK_INT(f->m->flags)) : FAIL();
@@ -542,7 +549,8 @@ static PRIM(p_handlerBelow) {
   intptr_t k = INT_VAL(ARG1) - 1;
   if (p->frames + k > p->f) k = p->f - p->frames;
   for (; k >= 1; k--)
-    if (p->frames[k].m->flags & MF_HANDLER) return OK(MK_INT(k));
+    if (p->frames[k].m->flags & (MF_HANDLER | MF_RUNS_HANDLER))
+      return OK(MK_INT(k));
   return OK(vm->nil);
 }
 
@@ -662,7 +670,7 @@ static const PrimDef table[] = {
   P("floatExponent", p_floatExponent), P("floatTruncated", p_floatAsInteger),
   P("charValue", p_charValue), P("charFromValue", p_charFromValue),
   P("activeProcess", p_activeProcess), P("timerSignal", p_timerSignal),
-  P("frameDepth", p_frameDepth), P("frameFlags", p_frameFlags),
+  P("frameDepth", p_frameDepth), P("frameSerial", p_frameSerial), P("frameFlags", p_frameFlags),
   P("frameSlot", p_frameSlot), P("frameSlotPut", p_frameSlotPut),
   P("handlerFrameBelow", p_handlerBelow),
   P("printBacktrace", p_printBacktrace),

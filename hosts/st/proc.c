@@ -416,6 +416,32 @@ static void answer(VM *vm, Value *args, int na, Value v) {
   vm->cur->sp -= na;
 }
 
+/* Terminating another process runs its ensure: and ifCurtailed: blocks
+** in that process, before terminate returns: a frame of
+** Process>>unwindAndTerminate is pushed on p's stack, p runs at once (at
+** least at the terminator's priority, so that it is not preempted back),
+** and the terminator c waits at the front of its ready queue. Returns 0
+** when p has no room for the frame (then it is just freed). */
+static int unwind_other(VM *vm, Proc *c, Proc *p) {
+  Method *t = st_lookup(vm, st_cid(vm, p->obj), st_sym(vm, "unwindAndTerminate"));
+  Frame *nf = p->f + 1;
+  if (!t || nf >= p->frames_end ||
+      p->sp + 1 + t->ntemps + t->maxstack >= p->stack_end)
+    return 0;
+  nf->base = p->sp;
+  *p->sp++ = p->obj;
+  for (int k = t->ntemps; k > 0; k--) *p->sp++ = vm->nil;
+  nf->m = t;
+  nf->ip = t->code;
+  nf->closure = 0;
+  nf->serial = ++vm->serial;
+  p->f = nf;
+  if (p->priority < c->priority) p->priority = c->priority;
+  ready_front(vm, c);
+  st_switch_to(vm, p, 1);
+  return 1;
+}
+
 int st_control(VM *vm, int ctl, Value *args, int na) {
   Proc *c = vm->cur, *p;
   switch (ctl) {
@@ -487,7 +513,7 @@ int st_control(VM *vm, int ctl, Value *args, int na) {
     if (p->state == PS_WAITING) sem_unlink(vm, p);
     if (p == c) {
       st_proc_finished(vm, p);
-    } else {
+    } else if (!unwind_other(vm, c, p)) {
       st_proc_free(vm, p);
     }
     return 0;

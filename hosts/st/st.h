@@ -170,7 +170,8 @@ enum {
   MF_UNWIND = 2,     /* ensure:/ifCurtailed: (temp 1 is the "complete" flag) */
   MF_HANDLER = 4,    /* on:do: (temp 1 is the handler-active flag) */
   MF_DOIT = 8,       /* top-level statement */
-  MF_HIDDEN = 16     /* machinery hidden from backtraces */
+  MF_HIDDEN = 16,    /* machinery hidden from backtraces */
+  MF_RUNS_HANDLER = 32 /* runs handler blocks (Exception>>findHandlerBelow:) */
 };
 
 typedef struct Method {
