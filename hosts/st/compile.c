@@ -635,15 +635,37 @@ Value st_literal_value(VM *vm, Lit *l) {
   return vm->nil;
 }
 
+/* Top-level variables live in an open-addressing Array of Associations
+** keyed by Symbol (symbols never move), grown by doubling: a script that
+** declares many of them costs linear time and memory, not quadratic. */
+static uint64_t script_slot(VM *vm, Value sv, Value name) {
+  uint64_t cap = NSLOTS(sv);
+  uint64_t k = ((uint64_t)(((uint64_t)name >> 4) * 0x9E3779B1u)) & (cap - 1);
+  while (SLOTS(sv)[k] != vm->nil && SLOTS(SLOTS(sv)[k])[ASSOC_KEY] != name)
+    k = (k + 1) & (cap - 1);
+  return k;
+}
+
 Value st_script_binding(VM *vm, Value name, int create) {
   Value sv = vm->script_vars;
-  uint64_t n = sv == vm->nil ? 0 : NSLOTS(sv);
-  for (uint64_t i = 0; i < n; i++)
-    if (SLOTS(SLOTS(sv)[i])[ASSOC_KEY] == name) return SLOTS(sv)[i];
+  if (sv != vm->nil) {
+    Value as = SLOTS(sv)[script_slot(vm, sv, name)];
+    if (as != vm->nil) return as;
+  }
   if (!create) return 0;
-  Value a = st_new_array(vm, n + 1);
-  for (uint64_t i = 0; i < n; i++) SLOTS(a)[i] = SLOTS(sv)[i];
-  SLOTS(a)[n] = st_new_assoc(vm, name, vm->nil);
-  vm->script_vars = a;
-  return SLOTS(a)[n];
+  uint64_t cap = sv == vm->nil ? 0 : NSLOTS(sv);
+  if ((vm->nscript_vars + 1) * 2 > cap) {
+    uint64_t ncap = cap ? cap * 2 : 64;
+    Value a = st_new_array(vm, ncap);
+    for (uint64_t i = 0; i < cap; i++) {
+      Value as = SLOTS(sv)[i];
+      if (as != vm->nil)
+        SLOTS(a)[script_slot(vm, a, SLOTS(as)[ASSOC_KEY])] = as;
+    }
+    vm->script_vars = sv = a;
+  }
+  Value as = st_new_assoc(vm, name, vm->nil);
+  SLOTS(sv)[script_slot(vm, sv, name)] = as;
+  vm->nscript_vars++;
+  return as;
 }

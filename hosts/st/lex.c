@@ -62,6 +62,22 @@ char *st_arena_strdup(Arena *a, const char *s, size_t n) {
   return d;
 }
 
+ArenaMark st_arena_mark(Arena *a) {
+  ArenaMark m = {a->blocks, a->blocks ? a->blocks->used : 0};
+  return m;
+}
+
+/* Give back everything allocated since the mark: the blocks made after it
+** are freed, and the block it was taken in is cut back. */
+void st_arena_release(Arena *a, ArenaMark m) {
+  while (a->blocks && a->blocks != m.block) {
+    ArenaBlock *n = a->blocks->next;
+    free(a->blocks);
+    a->blocks = n;
+  }
+  if (a->blocks) a->blocks->used = m.used;
+}
+
 void st_arena_free(Arena *a) {
   ArenaBlock *b = a->blocks;
   while (b) {
@@ -432,6 +448,18 @@ void st_lex_next(Lexer *lx) {
   } else {
     scan(lx, &lx->tok);
   }
+}
+
+/* Scan the current token again from its text, dropping the lookahead:
+** after the arena its strings were in was released. */
+void st_lex_rescan(Lexer *lx) {
+  int space = lx->tok.space_before;
+  lx->p = lx->tok.text;
+  lx->line = lx->tok.line;
+  lx->line_start = lx->tok.text - (lx->tok.col - 1);
+  lx->has_peek = 0;
+  scan(lx, &lx->tok);
+  lx->tok.space_before = space;
 }
 
 const Token *st_lex_peek(Lexer *lx) {

@@ -47,6 +47,23 @@ static uint32_t named_class(VM *vm, const Token *t) {
   return st_class_by_name(vm, buf);
 }
 
+/* A DoIt that has run and made no closures is referenced by nothing but
+** the method table (which keeps it, so that its id, the profiler's key,
+** keeps naming it): its code, lines, literals and call sites are freed, so
+** that a script of many statements does not hold them all. */
+static void release_doit(Method *m) {
+  if (m->nblocks) return;
+  free(m->code);
+  free(m->lines);
+  free(m->lits);
+  free(m->sites);
+  m->code = NULL;
+  m->lines = NULL;
+  m->lits = NULL;
+  m->sites = NULL;
+  m->ncode = m->nlits = m->nsites = 0;
+}
+
 /* Run a parsed DoIt; returns 0 or the status that ends the file. A VM
 ** that only checks files compiles it and runs nothing. */
 static int run_doit(VM *vm, Lexer *lx, MethodAst *ast, uint32_t cid,
@@ -54,8 +71,13 @@ static int run_doit(VM *vm, Lexer *lx, MethodAst *ast, uint32_t cid,
   Method *m = st_compile(vm, lx, ast, cid, lx->file);
   m->sel = vm->nil;
   if (vm->check_only) return 0;
-  if (st_execute(vm, m, rcv)) return vm->exit_code > 0 ? vm->exit_code : 1;
-  return 0;
+  /* A statement with no send or loop has no interrupt check, where the
+  ** collector runs: between statements, nothing is held in C, so it runs
+  ** here if it is due. */
+  if (vm->gc_pending) st_gc(vm);
+  int r = st_execute(vm, m, rcv);
+  if (!r) release_doit(m);
+  return r ? (vm->exit_code > 0 ? vm->exit_code : 1) : 0;
 }
 
 /* The C code relies on the slot count of the bootstrap classes: a class
@@ -300,9 +322,17 @@ static uint32_t expect_class(VM *vm, Lexer *lx) {
 
 /* The items of a file, in order; syntax errors longjmp out of here. */
 static int load_items(VM *vm, Lexer *lx) {
-  int r = 0;
+  int r = 0, mark_set = 0;
+  ArenaMark mark;
   st_lex_next(lx);
   while (TOK->type != T_EOF && r == 0) {
+    /* Each item's trees are freed once it is compiled (and run). */
+    if (mark_set) {
+      st_arena_release(lx->arena, mark);
+      st_lex_rescan(lx);
+    }
+    mark = st_arena_mark(lx->arena);
+    mark_set = 1;
     if (TOK->type == T_BANG || TOK->type == T_PERIOD) {
       st_lex_next(lx);
       continue;

@@ -277,6 +277,7 @@ typedef struct VM {
   Value globals;         /* Array of Associations, open hashing (classes.c) */
   uint32_t nglobals;
   Value script_vars;     /* Array of Associations: top-level temporaries */
+  uint64_t nscript_vars; /* how many (script_vars is a hash table) */
   Value unbound;         /* marker value of undeclared globals */
   Value specials[8];     /* selectors the VM sends itself (SP_*) */
   /* Lookup cache (class id, selector) -> method. */
