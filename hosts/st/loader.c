@@ -248,7 +248,8 @@ static int define_class(VM *vm, Lexer *lx) {
   st_lex_next(lx);
   st_lex_next(lx); /* [ */
   if (cid && super == cid)
-    st_syntax_error(lx, nline, ncol, "class '%.*s' cannot be its own superclass",
+    st_syntax_error(lx, nline, ncol,
+                    "class '%.*s' cannot be its own superclass",
                     (int)NSLOTS(name), (char *)BYTES(name));
   if (cid && inherits_from(vm, super, cid)) {
     Value sn = vm->classes[super].name;

@@ -637,7 +637,8 @@ static PRIM(p_heapBytes) {
 
 static const PrimDef table[] = {
   P("class", p_class), P("identityHash", p_identityHash),
-  P("basicNew", p_basicNew), P("basicNew:", p_basicNewSize), P("isIndexable", p_isIndexable),
+  P("basicNew", p_basicNew), P("basicNew:", p_basicNewSize),
+  P("isIndexable", p_isIndexable),
   P("basicAt:", p_basicAt), P("basicAt:put:", p_basicAtPut),
   P("basicSize", p_basicSize), P("instVarAt:", p_instVarAt),
   P("instVarAt:put:", p_instVarAtPut), P("shallowCopy", p_shallowCopy),
@@ -670,7 +671,8 @@ static const PrimDef table[] = {
   P("floatExponent", p_floatExponent), P("floatTruncated", p_floatAsInteger),
   P("charValue", p_charValue), P("charFromValue", p_charFromValue),
   P("activeProcess", p_activeProcess), P("timerSignal", p_timerSignal),
-  P("frameDepth", p_frameDepth), P("frameSerial", p_frameSerial), P("frameFlags", p_frameFlags),
+  P("frameDepth", p_frameDepth), P("frameSerial", p_frameSerial),
+  P("frameFlags", p_frameFlags),
   P("frameSlot", p_frameSlot), P("frameSlotPut", p_frameSlotPut),
   P("handlerFrameBelow", p_handlerBelow),
   P("printBacktrace", p_printBacktrace),

@@ -423,7 +423,8 @@ static void answer(VM *vm, Value *args, int na, Value v) {
 ** and the terminator c waits at the front of its ready queue. Returns 0
 ** when p has no room for the frame (then it is just freed). */
 static int unwind_other(VM *vm, Proc *c, Proc *p) {
-  Method *t = st_lookup(vm, st_cid(vm, p->obj), st_sym(vm, "unwindAndTerminate"));
+  Method *t = st_lookup(vm, st_cid(vm, p->obj),
+                        st_sym(vm, "unwindAndTerminate"));
   Frame *nf = p->f + 1;
   if (!t || nf >= p->frames_end ||
       p->sp + 1 + t->ntemps + t->maxstack >= p->stack_end)
