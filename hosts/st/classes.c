@@ -20,7 +20,7 @@
 
 static void *xcalloc(size_t n, size_t sz) {
   void *p = calloc(n, sz);
-  if (!p) st_panic("out of memory");
+  if (!p) st_out_of_memory(n * sz);
   return p;
 }
 
@@ -69,7 +69,8 @@ static uint32_t new_info(VM *vm) {
   if (vm->nclasses == vm->capclasses) {
     vm->capclasses = vm->capclasses ? vm->capclasses * 2 : 128;
     vm->classes = realloc(vm->classes, vm->capclasses * sizeof(ClassInfo));
-    if (!vm->classes) st_panic("out of memory");
+    if (!vm->classes)
+      st_out_of_memory(vm->capclasses * sizeof(ClassInfo));
   }
   uint32_t id = vm->nclasses++;
   memset(&vm->classes[id], 0, sizeof(ClassInfo));
@@ -216,7 +217,8 @@ Method *st_method_new(VM *vm) {
   if (vm->nmethods == vm->capmethods) {
     vm->capmethods = vm->capmethods ? vm->capmethods * 2 : 1024;
     vm->methods = realloc(vm->methods, vm->capmethods * sizeof(Method *));
-    if (!vm->methods) st_panic("out of memory");
+    if (!vm->methods)
+      st_out_of_memory(vm->capmethods * sizeof(Method *));
   }
   Method *m = xcalloc(1, sizeof(Method));
   m->id = vm->nmethods;

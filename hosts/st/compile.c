@@ -257,9 +257,12 @@ static void gen_nil_test(Gen *g, Node *n, Node *nilblk, Node *notnilblk) {
   patch(g, jend);
 }
 
-/* to:by:do: with a step computed at run time: the direction is the step's
-** sign. Plain slots get FORTESTV/FORINCV; otherwise the test picks <= or
-** >= by comparing the step with 0. A zero step runs the body no times. */
+/* to:by:do: with a step computed at run time (or a literal that is not a
+** nonzero SmallInteger): the direction is the step's sign, whatever kind
+** of number it is. A step equal to zero would loop forever: it is an
+** error (step error: '...'), as in Number>>to:by:do:; if that returns,
+** the body runs no times. Plain slots get FORTESTV/FORINCV; otherwise the
+** test picks <= or >= by comparing the step with 0. */
 static void gen_to_by_do(Gen *g, Node *n, Node *blk) {
   Comp *c = g->c;
   Var *iv = param_var(g, blk, 0), *lim = n->var, *st = n->step;
@@ -268,6 +271,18 @@ static void gen_to_by_do(Gen *g, Node *n, Node *blk) {
   access_var(g, lim, ACC_POPSTORE, n);
   gen_expr(g, n->args[1]);
   access_var(g, st, ACC_POPSTORE, n);
+  static const char zero_msg[] = "step must not be zero";
+  access_var(g, st, ACC_PUSH, n);
+  emit(g, MK_OPS(OP_PUSH_INT, 0), 1);
+  emit(g, MK_OP(OP_EQ, add_site(g, st_sym(c->vm, "="), 1, 0, 1)), -1);
+  uint32_t jnz = cond_jump(g, OP_JUMPF);
+  access_var(g, st, ACC_PUSH, n);
+  emit(g, MK_OP(OP_PUSH_LIT, add_lit(g, st_new_string(c->vm, zero_msg,
+                                                      sizeof zero_msg - 1))),
+       1);
+  emit(g, MK_OP(OP_SEND, add_site(g, st_sym(c->vm, "error:"), 1, 0, 0)), -1);
+  emit(g, OP_POP, -1);
+  patch(g, jnz);
   uint32_t le = add_site(g, st_sym(c->vm, "<="), 1, 0, 1);
   uint32_t ge = add_site(g, st_sym(c->vm, ">="), 1, 0, 1);
   uint32_t gt = add_site(g, st_sym(c->vm, ">"), 1, 0, 1);
@@ -497,7 +512,7 @@ static void gen_expr(Gen *g, Node *n) {
 static void *dup_mem(const void *p, size_t n) {
   if (!n) return NULL;
   void *d = malloc(n);
-  if (!d) st_panic("out of memory (compiler)");
+  if (!d) st_out_of_memory(n);
   memcpy(d, p, n);
   return d;
 }
@@ -620,15 +635,37 @@ Value st_literal_value(VM *vm, Lit *l) {
   return vm->nil;
 }
 
+/* Top-level variables live in an open-addressing Array of Associations
+** keyed by Symbol (symbols never move), grown by doubling: a script that
+** declares many of them costs linear time and memory, not quadratic. */
+static uint64_t script_slot(VM *vm, Value sv, Value name) {
+  uint64_t cap = NSLOTS(sv);
+  uint64_t k = ((uint64_t)(((uint64_t)name >> 4) * 0x9E3779B1u)) & (cap - 1);
+  while (SLOTS(sv)[k] != vm->nil && SLOTS(SLOTS(sv)[k])[ASSOC_KEY] != name)
+    k = (k + 1) & (cap - 1);
+  return k;
+}
+
 Value st_script_binding(VM *vm, Value name, int create) {
   Value sv = vm->script_vars;
-  uint64_t n = sv == vm->nil ? 0 : NSLOTS(sv);
-  for (uint64_t i = 0; i < n; i++)
-    if (SLOTS(SLOTS(sv)[i])[ASSOC_KEY] == name) return SLOTS(sv)[i];
+  if (sv != vm->nil) {
+    Value as = SLOTS(sv)[script_slot(vm, sv, name)];
+    if (as != vm->nil) return as;
+  }
   if (!create) return 0;
-  Value a = st_new_array(vm, n + 1);
-  for (uint64_t i = 0; i < n; i++) SLOTS(a)[i] = SLOTS(sv)[i];
-  SLOTS(a)[n] = st_new_assoc(vm, name, vm->nil);
-  vm->script_vars = a;
-  return SLOTS(a)[n];
+  uint64_t cap = sv == vm->nil ? 0 : NSLOTS(sv);
+  if ((vm->nscript_vars + 1) * 2 > cap) {
+    uint64_t ncap = cap ? cap * 2 : 64;
+    Value a = st_new_array(vm, ncap);
+    for (uint64_t i = 0; i < cap; i++) {
+      Value as = SLOTS(sv)[i];
+      if (as != vm->nil)
+        SLOTS(a)[script_slot(vm, a, SLOTS(as)[ASSOC_KEY])] = as;
+    }
+    vm->script_vars = sv = a;
+  }
+  Value as = st_new_assoc(vm, name, vm->nil);
+  SLOTS(sv)[script_slot(vm, sv, name)] = as;
+  vm->nscript_vars++;
+  return as;
 }

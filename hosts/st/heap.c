@@ -16,6 +16,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define ST_SMALL_MAX 2048
 #define ST_NSIZES (ST_SMALL_MAX / 16)
@@ -42,16 +44,37 @@ struct Heap {
   Obj **mstack;              /* mark stack */
   size_t msp, mcap;
   uint64_t collections;
+  size_t limit;              /* no object may be larger (memory_limit) */
 };
 
 /* ===================================================================== */
 /* Allocation                                                            */
 /* ===================================================================== */
 
+/* The most memory the heap may hold: the machine's physical memory, or
+** the process's address-space or data limit if lower. An object that
+** cannot fit under it is refused at once, rather than granted by an
+** overcommitting kernel and then filled page by page until the OOM
+** killer ends the run with nothing saved. */
+static size_t memory_limit(void) {
+  size_t lim = SIZE_MAX;
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && psize > 0) lim = (size_t)pages * (size_t)psize;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      rl.rlim_cur < lim)
+    lim = (size_t)rl.rlim_cur;
+  if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      rl.rlim_cur < lim)
+    lim = (size_t)rl.rlim_cur;
+  return lim;
+}
+
 int st_heap_init(VM *vm) {
   vm->heap = calloc(1, sizeof(Heap));
   if (!vm->heap) return -1;
   vm->heap->threshold = ST_GC_MIN_BYTES;
+  vm->heap->limit = memory_limit();
   return 0;
 }
 
@@ -75,7 +98,7 @@ void st_heap_free(VM *vm) {
 
 static void *xmalloc(size_t n) {
   void *p = malloc(n);
-  if (!p) st_panic("out of memory (%zu bytes)", n);
+  if (!p) st_out_of_memory(n);
   return p;
 }
 
@@ -101,9 +124,12 @@ static void refill(Heap *h, uint32_t szc) {
 
 /* Allocate an object of class cid: n slots (FMT_PTR, filled with nil) or
 ** n bytes (FMT_BYTES, zeroed and padded with zeros to a multiple of 8, so
-** large-integer primitives can treat the bytes as 64-bit limbs). */
-Value st_alloc(VM *vm, uint32_t cid, int fmt, uint64_t n) {
+** large-integer primitives can treat the bytes as 64-bit limbs). Answers 0
+** when the memory is not there and !fatal; with fatal set that ends the
+** run (st_out_of_memory). */
+static Value alloc_obj(VM *vm, uint32_t cid, int fmt, uint64_t n, int fatal) {
   Heap *h = vm->heap;
+  /* n is at most 2^40 here (callers check): the sums cannot wrap. */
   size_t payload = fmt == FMT_PTR ? n * sizeof(Value) : (n + 7) & ~(size_t)7;
   size_t total = (sizeof(Obj) + payload + 15) & ~(size_t)15;
   Obj *o;
@@ -114,15 +140,22 @@ Value st_alloc(VM *vm, uint32_t cid, int fmt, uint64_t n) {
     h->free[szc] = (Obj *)(uintptr_t)o->n;
     o->szc = (uint16_t)szc;
   } else {
-    if (n > ((uint64_t)1 << 40)) st_panic("object too large (%llu)",
-                                          (unsigned long long)n);
-    o = xmalloc(total);
-    o->szc = ST_LARGE_SZC;
     if (h->nlarge == h->caplarge) {
-      h->caplarge = h->caplarge ? h->caplarge * 2 : 256;
-      h->large = realloc(h->large, h->caplarge * sizeof(Obj *));
-      if (!h->large) st_panic("out of memory");
+      size_t ncap = h->caplarge ? h->caplarge * 2 : 256;
+      Obj **nl = realloc(h->large, ncap * sizeof(Obj *));
+      if (!nl) {
+        if (fatal) st_out_of_memory(ncap * sizeof(Obj *));
+        return 0;
+      }
+      h->large = nl;
+      h->caplarge = ncap;
     }
+    o = total > h->limit ? NULL : malloc(total);
+    if (!o) {
+      if (fatal) st_out_of_memory(total);
+      return 0;
+    }
+    o->szc = ST_LARGE_SZC;
     h->large[h->nlarge++] = o;
   }
   o->cls = cid;
@@ -141,6 +174,26 @@ Value st_alloc(VM *vm, uint32_t cid, int fmt, uint64_t n) {
     vm->icount = 0;
   }
   return (Value)o;
+}
+
+Value st_alloc(VM *vm, uint32_t cid, int fmt, uint64_t n) {
+  if (n > ST_MAX_OBJ_SLOTS) st_out_of_memory(SIZE_MAX);
+  return alloc_obj(vm, cid, fmt, n, 1);
+}
+
+/* An allocation the script asked for (Array new: n): 0 when it cannot be
+** had, after a collection to make room, so that the primitive fails and
+** the script gets an OutOfMemory error it can handle. Called only from
+** primitives, whose caller has saved the interpreter's state: every live
+** value is then reachable from the roots, and collecting here is safe. */
+Value st_alloc_try(VM *vm, uint32_t cid, int fmt, uint64_t n) {
+  if (n > ST_MAX_OBJ_SLOTS) return 0;
+  Value v = alloc_obj(vm, cid, fmt, n, 0);
+  if (!v) {
+    st_gc(vm);
+    v = alloc_obj(vm, cid, fmt, n, 0);
+  }
+  return v;
 }
 
 Value st_new_slots(VM *vm, uint32_t cid, uint64_t n) {
@@ -193,7 +246,7 @@ static void push_mark(Heap *h, Obj *o) {
   if (h->msp == h->mcap) {
     h->mcap = h->mcap ? h->mcap * 2 : 4096;
     h->mstack = realloc(h->mstack, h->mcap * sizeof(Obj *));
-    if (!h->mstack) st_panic("out of memory in the collector");
+    if (!h->mstack) st_out_of_memory(h->mcap * sizeof(Obj *));
   }
   h->mstack[h->msp++] = o;
 }

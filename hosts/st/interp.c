@@ -101,6 +101,21 @@ static Value make_message(VM *vm, Value sel, Value *args, int n) {
   return msg;
 }
 
+/* The sign of a to:by:do: step (-1, 0, 1) for the loop test's slow path.
+** Numbers other than Integers and Floats count as positive (there are no
+** others in the kernel); a NaN as zero, so the loop stops. */
+static int step_sign(VM *vm, Value st) {
+  if (IS_INT(st)) return INT_VAL(st) < 0 ? -1 : INT_VAL(st) > 0;
+  if (!IS_PTR(st) || st == vm->nil) return 1;
+  uint32_t c = OBJ(st)->cls;
+  if (c == CID_LARGENEG) return -1;
+  if (c == CID_FLOAT) {
+    double d = st_float(st);
+    return d < 0 ? -1 : d > 0;
+  }
+  return 1;
+}
+
 /* Fatal stack overflow: print where and stop the run. */
 static void stack_overflow(VM *vm) {
   fflush(stdout);
@@ -611,9 +626,16 @@ static int interpret(VM *vm) {
           ip += go ? 4 : 4 + SARG(ip[3]);
           vmbreak;
         }
+        /* A bound or the step is not a SmallInteger: send <= for a
+        ** positive step, >= for a negative one, and stop for zero. */
+        int sign = step_sign(vm, st);
+        if (!sign) {
+          ip += 4 + SARG(ip[3]);
+          vmbreak;
+        }
         PUSH(a);
         PUSH(b);
-        cs = &m->sites[IS_INT(st) && INT_VAL(st) < 0 ? ip[2] : ip[1]];
+        cs = &m->sites[sign < 0 ? ip[2] : ip[1]];
         ip += 3;
         goto send;
       }
@@ -661,9 +683,11 @@ static int interpret(VM *vm) {
     goto call;
   }
   not_boolean : {
-    /* The jump's condition was not a Boolean: value mustBeBoolean. */
+    /* The jump's condition was not a Boolean: value mustBeBoolean. The
+    ** send returns to the jump itself, which then tests the answer. */
     rcv = sp[0];
     sp++;
+    ip--;
     na = 0;
     t = st_lookup_cached(vm, st_cid(vm, rcv), vm->specials[SP_MUSTBEBOOL]);
     if (!t) st_panic("mustBeBoolean is not understood");

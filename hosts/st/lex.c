@@ -11,9 +11,11 @@
 #include "config.h"
 
 #include "hosts/st/parse.h"
+#include "hosts/st/st.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,10 +34,7 @@ typedef struct ArenaBlock {
 
 static void *xrealloc(void *p, size_t n) {
   p = realloc(p, n);
-  if (!p) {
-    fprintf(stderr, "st: out of memory\n");
-    abort();
-  }
+  if (!p) st_out_of_memory(n);
   return p;
 }
 
@@ -61,6 +60,22 @@ char *st_arena_strdup(Arena *a, const char *s, size_t n) {
   memcpy(d, s, n);
   d[n] = '\0';
   return d;
+}
+
+ArenaMark st_arena_mark(Arena *a) {
+  ArenaMark m = {a->blocks, a->blocks ? a->blocks->used : 0};
+  return m;
+}
+
+/* Give back everything allocated since the mark: the blocks made after it
+** are freed, and the block it was taken in is cut back. */
+void st_arena_release(Arena *a, ArenaMark m) {
+  while (a->blocks && a->blocks != m.block) {
+    ArenaBlock *n = a->blocks->next;
+    free(a->blocks);
+    a->blocks = n;
+  }
+  if (a->blocks) a->blocks->used = m.used;
 }
 
 void st_arena_free(Arena *a) {
@@ -181,6 +196,38 @@ static int scan_digits(Lexer *lx, int radix, int64_t *val, int *over,
   return n;
 }
 
+/* A float literal is read exactly: strtod rounds the whole text (any
+** length) correctly. A literal beyond the range of a double (it would be
+** inf, or 0.0 although it has a nonzero digit) is refused at its place
+** rather than read as something else. The exponent letters d and q are
+** Smalltalk's; strtod knows e. */
+static double read_float(Lexer *lx, const char *text, size_t n, int line,
+                         int col) {
+  char *tmp = xrealloc(NULL, n + 1);
+  int nonzero = 0, in_exp = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = text[i];
+    if (c == 'e' || c == 'd' || c == 'q') {
+      c = 'e';
+      in_exp = 1;
+    } else if (!in_exp && c >= '1' && c <= '9') {
+      nonzero = 1;
+    }
+    tmp[i] = c;
+  }
+  tmp[n] = '\0';
+  errno = 0;
+  double d = strtod(tmp, NULL);
+  free(tmp);
+  if (isinf(d))
+    st_syntax_error(lx, line, col, "float literal too large (beyond %g)",
+                    DBL_MAX);
+  if (d == 0.0 && nonzero)
+    st_syntax_error(lx, line, col, "float literal too small (below %g)",
+                    DBL_TRUE_MIN);
+  return d;
+}
+
 static void scan_number(Lexer *lx, Token *t) {
   int64_t v = 0;
   int over = 0, radix = 10;
@@ -214,26 +261,33 @@ static void scan_number(Lexer *lx, Token *t) {
       adv(lx);
     }
     while (isdigit(cur(lx))) {
-      if (exp < 100000) exp = exp * 10 + (cur(lx) - '0');
+      /* Past the limit the value no longer matters: it is refused. */
+      if (exp <= ST_MAX_LITERAL_DIGITS) exp = exp * 10 + (cur(lx) - '0');
       adv(lx);
     }
     if (neg) exp = -exp;
   }
+  int line = t->line, col = t->col;
   if (radix == 10 && (isfloat || (has_exp && exp < 0))) {
-    char tmp[512];
-    size_t n = (size_t)(lx->p - start);
-    if (n >= sizeof tmp) n = sizeof tmp - 1;
-    memcpy(tmp, start, n);
-    tmp[n] = '\0';
-    for (char *q = tmp; *q; q++)
-      if (*q == 'd' || *q == 'q') *q = 'e';
-    t->type = T_FLOAT;
-    t->dval = strtod(tmp, NULL);
     free(digits);
+    t->type = T_FLOAT;
+    t->dval = read_float(lx, start, (size_t)(lx->p - start), line, col);
     return;
+  }
+  if (has_exp && exp < 0) {
+    free(digits);
+    st_syntax_error(lx, line, col,
+                    "a radix %d integer cannot have a negative exponent",
+                    radix);
   }
   t->type = T_INT;
   if (has_exp && exp > 0) {
+    if ((uint64_t)exp + dlen > ST_MAX_LITERAL_DIGITS) {
+      free(digits);
+      st_syntax_error(lx, line, col,
+                      "integer literal too large (more than %d digits)",
+                      ST_MAX_LITERAL_DIGITS);
+    }
     /* Integer with exponent: append zeros (in the radix). */
     while (exp-- > 0) {
       if (v > (((int64_t)1 << 62) - 1) / radix) over = 1;
@@ -244,6 +298,12 @@ static void scan_number(Lexer *lx, Token *t) {
       }
       digits[dlen++] = '0';
     }
+  }
+  if (dlen > ST_MAX_LITERAL_DIGITS) {
+    free(digits);
+    st_syntax_error(lx, line, col,
+                    "integer literal too large (more than %d digits)",
+                    ST_MAX_LITERAL_DIGITS);
   }
   if (!over) {
     t->ival = v;
@@ -388,6 +448,18 @@ void st_lex_next(Lexer *lx) {
   } else {
     scan(lx, &lx->tok);
   }
+}
+
+/* Scan the current token again from its text, dropping the lookahead:
+** after the arena its strings were in was released. */
+void st_lex_rescan(Lexer *lx) {
+  int space = lx->tok.space_before;
+  lx->p = lx->tok.text;
+  lx->line = lx->tok.line;
+  lx->line_start = lx->tok.text - (lx->tok.col - 1);
+  lx->has_peek = 0;
+  scan(lx, &lx->tok);
+  lx->tok.space_before = space;
 }
 
 const Token *st_lex_peek(Lexer *lx) {

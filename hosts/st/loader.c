@@ -27,10 +27,10 @@ static const char *intern_file(VM *vm, const char *file) {
   for (uint32_t i = 0; i < vm->nfiles; i++)
     if (strcmp(vm->files[i], file) == 0) return vm->files[i];
   char **nf = realloc(vm->files, (vm->nfiles + 1) * sizeof(char *));
-  if (!nf) st_panic("out of memory");
+  if (!nf) st_out_of_memory((vm->nfiles + 1) * sizeof(char *));
   vm->files = nf;
   vm->files[vm->nfiles] = strdup(file);
-  if (!vm->files[vm->nfiles]) st_panic("out of memory");
+  if (!vm->files[vm->nfiles]) st_out_of_memory(strlen(file) + 1);
   return vm->files[vm->nfiles++];
 }
 
@@ -47,6 +47,23 @@ static uint32_t named_class(VM *vm, const Token *t) {
   return st_class_by_name(vm, buf);
 }
 
+/* A DoIt that has run and made no closures is referenced by nothing but
+** the method table (which keeps it, so that its id, the profiler's key,
+** keeps naming it): its code, lines, literals and call sites are freed, so
+** that a script of many statements does not hold them all. */
+static void release_doit(Method *m) {
+  if (m->nblocks) return;
+  free(m->code);
+  free(m->lines);
+  free(m->lits);
+  free(m->sites);
+  m->code = NULL;
+  m->lines = NULL;
+  m->lits = NULL;
+  m->sites = NULL;
+  m->ncode = m->nlits = m->nsites = 0;
+}
+
 /* Run a parsed DoIt; returns 0 or the status that ends the file. A VM
 ** that only checks files compiles it and runs nothing. */
 static int run_doit(VM *vm, Lexer *lx, MethodAst *ast, uint32_t cid,
@@ -54,8 +71,13 @@ static int run_doit(VM *vm, Lexer *lx, MethodAst *ast, uint32_t cid,
   Method *m = st_compile(vm, lx, ast, cid, lx->file);
   m->sel = vm->nil;
   if (vm->check_only) return 0;
-  if (st_execute(vm, m, rcv)) return vm->exit_code > 0 ? vm->exit_code : 1;
-  return 0;
+  /* A statement with no send or loop has no interrupt check, where the
+  ** collector runs: between statements, nothing is held in C, so it runs
+  ** here if it is due. */
+  if (vm->gc_pending) st_gc(vm);
+  int r = st_execute(vm, m, rcv);
+  if (!r) release_doit(m);
+  return r ? (vm->exit_code > 0 ? vm->exit_code : 1) : 0;
 }
 
 /* The C code relies on the slot count of the bootstrap classes: a class
@@ -78,10 +100,23 @@ static void define_method(VM *vm, Lexer *lx, uint32_t cid) {
   st_install_method(vm, cid, m);
 }
 
+/* Instance variables are appended to a class's own slots. Instances made
+** before would be too short, and the slots of subclasses (which their
+** compiled methods address by index) would move: a class that has either
+** is refused, as the kernel classes the C code knows are. */
 static void add_ivars(VM *vm, Lexer *lx, uint32_t cid) {
   int line = TOK->line, col = TOK->col;
-  char **names;
+  char **names, cname[200];
   int n = st_parse_temps(lx, &names);
+  if (n == 0) return;
+  ClassInfo *c = &vm->classes[cid];
+  const char *why = !c->is_meta && c->instantiated ? "it has instances"
+                                                   : NULL;
+  for (uint32_t i = 1; i < vm->nclasses && !why; i++)
+    if (vm->classes[i].super == cid && i != cid) why = "it has subclasses";
+  if (why)
+    st_syntax_error(lx, line, col, "cannot add instance variables to '%s': %s",
+                    st_class_name(vm, cid, cname, sizeof cname), why);
   for (int i = 0; i < n; i++)
     if (st_class_add_ivar(vm, cid, st_sym(vm, names[i])) < 0)
       st_syntax_error(lx, line, col, "cannot add instance variable '%s'",
@@ -188,7 +223,17 @@ static int class_body(VM *vm, Lexer *lx, uint32_t cid, int meta_only) {
   return 0;
 }
 
-/* Super subclass: Name [ body ] */
+/* Is c the class anc or one of its subclasses? The walk is bounded by the
+** number of classes, so it ends even if a cycle slipped in. */
+static int inherits_from(VM *vm, uint32_t c, uint32_t anc) {
+  for (uint32_t n = 0; c && n <= vm->nclasses; n++, c = vm->classes[c].super)
+    if (c == anc) return 1;
+  return 0;
+}
+
+/* Super subclass: Name [ body ]. A superclass that is the class itself or
+** one of its subclasses would make a cycle, in which method lookup and
+** the instance-size computation never end: that is refused. */
 static int define_class(VM *vm, Lexer *lx) {
   int line = TOK->line, col = TOK->col;
   uint32_t super = named_class(vm, TOK);
@@ -202,6 +247,17 @@ static int define_class(VM *vm, Lexer *lx) {
   int nline = TOK->line, ncol = TOK->col;
   st_lex_next(lx);
   st_lex_next(lx); /* [ */
+  if (cid && super == cid)
+    st_syntax_error(lx, nline, ncol,
+                    "class '%.*s' cannot be its own superclass",
+                    (int)NSLOTS(name), (char *)BYTES(name));
+  if (cid && inherits_from(vm, super, cid)) {
+    Value sn = vm->classes[super].name;
+    st_syntax_error(lx, nline, ncol,
+                    "class '%.*s' cannot be a subclass of its subclass '%.*s'",
+                    (int)NSLOTS(name), (char *)BYTES(name), (int)NSLOTS(sn),
+                    (char *)BYTES(sn));
+  }
   if (!cid) {
     ClassInfo *s = &vm->classes[super];
     cid = st_new_class(vm, name, super, s->fmt, s->indexed);
@@ -267,9 +323,17 @@ static uint32_t expect_class(VM *vm, Lexer *lx) {
 
 /* The items of a file, in order; syntax errors longjmp out of here. */
 static int load_items(VM *vm, Lexer *lx) {
-  int r = 0;
+  int r = 0, mark_set = 0;
+  ArenaMark mark;
   st_lex_next(lx);
   while (TOK->type != T_EOF && r == 0) {
+    /* Each item's trees are freed once it is compiled (and run). */
+    if (mark_set) {
+      st_arena_release(lx->arena, mark);
+      st_lex_rescan(lx);
+    }
+    mark = st_arena_mark(lx->arena);
+    mark_set = 1;
     if (TOK->type == T_BANG || TOK->type == T_PERIOD) {
       st_lex_next(lx);
       continue;
@@ -353,7 +417,7 @@ int st_load_file(VM *vm, const char *path) {
     if (n == cap) buf = realloc(buf, cap *= 2);
   }
   fclose(f);
-  if (!buf) st_panic("out of memory reading %s", path);
+  if (!buf) st_out_of_memory(cap);
   int r = st_load_source(vm, path, buf, n);
   free(buf);
   return r;

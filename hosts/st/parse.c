@@ -349,8 +349,20 @@ static Node *parse_cascade_msg(Lexer *lx) {
   return n;
 }
 
+/* The pseudo-variables name fixed values: they can be neither assigned
+** nor declared (a temporary called true would hide the constant). */
+static void check_not_pseudo(Lexer *lx, const Token *t, const char *what) {
+  static const char *const names[] = {"self", "super", "nil", "true",
+                                      "false", "thisContext"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (st_tok_is(t, T_IDENT, names[i]))
+      st_syntax_error(lx, t->line, t->col, "cannot %s pseudo-variable '%s'",
+                      what, names[i]);
+}
+
 static Node *parse_expr(Lexer *lx) {
   if (TOK->type == T_IDENT && st_lex_peek(lx)->type == T_ASSIGN) {
+    check_not_pseudo(lx, TOK, "assign to");
     Node *n = new_node(lx, N_ASSIGN, TOK->line, TOK->col);
     n->name = tok_str(lx, TOK);
     st_lex_next(lx);
@@ -405,6 +417,7 @@ int st_parse_temps(Lexer *lx, char ***names) {
   }
   st_lex_next(lx);
   while (TOK->type == T_IDENT) {
+    check_not_pseudo(lx, TOK, "declare");
     pv_push(lx, &v, tok_str(lx, TOK));
     st_lex_next(lx);
   }
@@ -443,6 +456,7 @@ static Node *parse_block(Lexer *lx) {
     st_lex_next(lx);
     if (TOK->type != T_IDENT)
       st_syntax_error(lx, TOK->line, TOK->col, "parameter name expected");
+    check_not_pseudo(lx, TOK, "declare");
     pv_push(lx, &params, tok_str(lx, TOK));
     st_lex_next(lx);
   }
@@ -490,6 +504,8 @@ static int parse_pragma(Lexer *lx, MethodAst *m) {
     else if (st_tok_is(TOK, T_IDENT, "exceptionHandler"))
       m->flags |= MF_HANDLER;
     else if (st_tok_is(TOK, T_IDENT, "hidden")) m->flags |= MF_HIDDEN;
+    else if (st_tok_is(TOK, T_IDENT, "runsHandler"))
+      m->flags |= MF_RUNS_HANDLER;
     st_lex_next(lx);
   } else {
     /* Other keyword pragmas (category:, comment:) are skipped. */
@@ -525,6 +541,7 @@ MethodAst *st_parse_method_def(Lexer *lx) {
     st_lex_next(lx);
     if (TOK->type != T_IDENT)
       st_syntax_error(lx, TOK->line, TOK->col, "argument name expected");
+    check_not_pseudo(lx, TOK, "declare");
     pv_push(lx, &params, tok_str(lx, TOK));
     st_lex_next(lx);
   } else if (TOK->type == T_KEYWORD) {
@@ -538,6 +555,7 @@ MethodAst *st_parse_method_def(Lexer *lx) {
       st_lex_next(lx);
       if (TOK->type != T_IDENT)
         st_syntax_error(lx, TOK->line, TOK->col, "argument name expected");
+      check_not_pseudo(lx, TOK, "declare");
       pv_push(lx, &params, tok_str(lx, TOK));
       st_lex_next(lx);
     }

@@ -24,6 +24,10 @@ typedef enum {
   T_BANG
 } TokType;
 
+/* The most digits an integer literal may have (exponent zeros included):
+** 1e999999 is an exact Integer, 1e1000000 a syntax error. */
+#define ST_MAX_LITERAL_DIGITS 1000000
+
 typedef struct Token {
   TokType type;
   const char *text;  /* points into the source */
@@ -42,7 +46,16 @@ typedef struct Arena {
   struct ArenaBlock *blocks;
 } Arena;
 
+typedef struct ArenaMark {
+  struct ArenaBlock *block;
+  size_t used;
+} ArenaMark;
+
 void *st_arena_alloc(Arena *a, size_t n);
+/* Free what was allocated after a mark (the loader does after each item
+** of a file, so that a file's trees are never all held at once). */
+ArenaMark st_arena_mark(Arena *a);
+void st_arena_release(Arena *a, ArenaMark m);
 char *st_arena_strdup(Arena *a, const char *s, size_t n);
 void st_arena_free(Arena *a);
 
@@ -64,6 +77,8 @@ void st_lex_init(Lexer *lx, const char *file, const char *src, size_t len,
                  Arena *arena, jmp_buf *err, char *msg, size_t msglen);
 void st_lex_next(Lexer *lx);
 const Token *st_lex_peek(Lexer *lx);
+/* Scan the current token again (its strings were in released memory). */
+void st_lex_rescan(Lexer *lx);
 /* Report a syntax error at (line, col) and longjmp. */
 void st_syntax_error(Lexer *lx, int line, int col, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 4, 5)));

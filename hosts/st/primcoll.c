@@ -287,7 +287,7 @@ PRIM(p_stringAsNumber) {
   if (!is_string(RCV)) return FAIL();
   size_t n = NSLOTS(RCV);
   char *s = malloc(n + 1);
-  if (!s) st_panic("out of memory");
+  if (!s) st_out_of_memory(n + 1);
   memcpy(s, BYTES(RCV), n);
   s[n] = '\0';
   char *p = s;

@@ -431,7 +431,7 @@ PRIM(p_printBase) {
   size_t cap = mpn_sizeinbase(a.d, a.n, base) + 2;
   unsigned char *digits = malloc(cap);
   mp_limb_t *tmp = malloc((size_t)(a.n + 1) * sizeof(mp_limb_t));
-  if (!digits || !tmp) st_panic("out of memory");
+  if (!digits || !tmp) st_out_of_memory(cap);
   memcpy(tmp, a.d, (size_t)a.n * sizeof(mp_limb_t));
   size_t nd = mpn_get_str(digits, base, tmp, a.n);
   size_t skip = 0;

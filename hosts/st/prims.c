@@ -97,25 +97,36 @@ static PRIM(p_basicNew) {
   if (c == CID_SMALLINT || c == CID_CHARACTER || c == CID_UNDEFINED ||
       c == CID_TRUE || c == CID_FALSE || class_inherits(vm, c, CID_BLOCK))
     return FAIL();
+  ci->instantiated = 1;
   return OK(st_alloc(vm, c, ci->fmt, ci->fmt == FMT_PTR ? ci->ninst : 0));
 }
 
+/* A request the memory cannot meet fails (the kernel's fallback code
+** then signals OutOfMemory), as does a size over 2^40 or not an Integer. */
 static PRIM(p_basicNewSize) {
   uint32_t c = class_id(vm, RCV);
   if (!c || vm->classes[c].is_meta || !IS_INT(ARG1) || INT_VAL(ARG1) < 0)
     return FAIL();
   ClassInfo *ci = &vm->classes[c];
-  if (!ci->indexed || INT_VAL(ARG1) > ((intptr_t)1 << 36) ||
+  if (!ci->indexed || (uint64_t)INT_VAL(ARG1) > ST_MAX_OBJ_SLOTS ||
       class_inherits(vm, c, CID_BLOCK))
     return FAIL();
   uint64_t n = (uint64_t)INT_VAL(ARG1);
   if (ci->fmt == FMT_PTR) n += ci->ninst;
+  ci->instantiated = 1;
   /* Large allocations (filling is linear) report to the profiler. */
   if (n < 1024) return OK(st_alloc(vm, c, ci->fmt, n));
   ST_PRIM_BEGIN1(vm, SPYP_NEW, n);
-  Value v = st_alloc(vm, c, ci->fmt, n);
+  Value v = st_alloc_try(vm, c, ci->fmt, n);
   ST_PRIM_END(vm);
-  return OK(v);
+  return v ? OK(v) : FAIL();
+}
+
+/* Can instances have indexed slots (for basicNew:'s error message)? */
+static PRIM(p_isIndexable) {
+  uint32_t c = class_id(vm, RCV);
+  if (!c || vm->classes[c].is_meta) return OK(vm->vfalse);
+  return OK(BOOL(vm->classes[c].indexed && !class_inherits(vm, c, CID_BLOCK)));
 }
 
 static PRIM(p_basicAt) {
@@ -503,6 +514,13 @@ static PRIM(p_frameDepth) {
   return OK(MK_INT(vm->cur->f - vm->cur->frames));
 }
 
+/* The serial of a frame tells one activation from a later one at the same
+** index: an exception checks that its frames are still the ones it saw. */
+static PRIM(p_frameSerial) {
+  Frame *f = frame_at(vm, ARG1);
+  return OK(f ? MK_INT(f->serial & (uint64_t)ST_INT_MAX) : vm->nil);
+}
+
 static PRIM(p_frameFlags) {
   Frame *f = frame_at(vm, ARG1);
   return f ? OK(MK_INT(f->m->flags)) : FAIL();
@@ -531,7 +549,8 @@ static PRIM(p_handlerBelow) {
   intptr_t k = INT_VAL(ARG1) - 1;
   if (p->frames + k > p->f) k = p->f - p->frames;
   for (; k >= 1; k--)
-    if (p->frames[k].m->flags & MF_HANDLER) return OK(MK_INT(k));
+    if (p->frames[k].m->flags & (MF_HANDLER | MF_RUNS_HANDLER))
+      return OK(MK_INT(k));
   return OK(vm->nil);
 }
 
@@ -619,6 +638,7 @@ static PRIM(p_heapBytes) {
 static const PrimDef table[] = {
   P("class", p_class), P("identityHash", p_identityHash),
   P("basicNew", p_basicNew), P("basicNew:", p_basicNewSize),
+  P("isIndexable", p_isIndexable),
   P("basicAt:", p_basicAt), P("basicAt:put:", p_basicAtPut),
   P("basicSize", p_basicSize), P("instVarAt:", p_instVarAt),
   P("instVarAt:put:", p_instVarAtPut), P("shallowCopy", p_shallowCopy),
@@ -651,7 +671,8 @@ static const PrimDef table[] = {
   P("floatExponent", p_floatExponent), P("floatTruncated", p_floatAsInteger),
   P("charValue", p_charValue), P("charFromValue", p_charFromValue),
   P("activeProcess", p_activeProcess), P("timerSignal", p_timerSignal),
-  P("frameDepth", p_frameDepth), P("frameFlags", p_frameFlags),
+  P("frameDepth", p_frameDepth), P("frameSerial", p_frameSerial),
+  P("frameFlags", p_frameFlags),
   P("frameSlot", p_frameSlot), P("frameSlotPut", p_frameSlotPut),
   P("handlerFrameBelow", p_handlerBelow),
   P("printBacktrace", p_printBacktrace),

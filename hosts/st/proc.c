@@ -40,6 +40,31 @@ void st_panic(const char *fmt, ...) {
   abort();
 }
 
+_Thread_local VM *st_running_vm;
+
+/* The reserve is freed first, so that printing, saving the profile and
+** writing the report have memory to work with. */
+void st_out_of_memory(size_t bytes) {
+  VM *vm = st_running_vm;
+  if (!vm || !vm->oom_jmp) {
+    if (bytes == SIZE_MAX) st_panic("out of memory (object too large)");
+    st_panic("out of memory (%zu bytes)", bytes);
+  }
+  free(vm->oom_reserve);
+  vm->oom_reserve = NULL;
+  fflush(stdout);
+  if (bytes == SIZE_MAX)
+    fprintf(stderr, "Error: out of memory: an object of more than 2^40 "
+                    "slots was asked for; the run stops\n");
+  else
+    fprintf(stderr, "Error: out of memory: %zu bytes could not be "
+                    "allocated; the run stops\n", bytes);
+  st_backtrace(vm, vm->cur, stderr);
+  vm->stopping = 1;
+  vm->exit_code = 1;
+  longjmp(*vm->oom_jmp, 1);
+}
+
 uint64_t st_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -53,14 +78,13 @@ uint64_t st_now_ns(void) {
 static void *map(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
-    st_panic("cannot map a process stack (%zu bytes)", bytes);
+  if (p == MAP_FAILED) st_out_of_memory(bytes);
   return p;
 }
 
 Proc *st_proc_new(VM *vm, Value pobj, int priority, int is_main) {
   Proc *p = calloc(1, sizeof(Proc));
-  if (!p) st_panic("out of memory");
+  if (!p) st_out_of_memory(sizeof(Proc));
   size_t slots = is_main ? MAIN_STACK_SLOTS : PROC_STACK_SLOTS;
   size_t frames = is_main ? MAIN_FRAMES : PROC_FRAMES;
   p->stack_bytes = slots * sizeof(Value);
@@ -82,7 +106,7 @@ Proc *st_proc_new(VM *vm, Value pobj, int priority, int is_main) {
   if (vm->nprocs == vm->capprocs) {
     vm->capprocs = vm->capprocs ? vm->capprocs * 2 : 16;
     vm->procs = realloc(vm->procs, vm->capprocs * sizeof(Proc *));
-    if (!vm->procs) st_panic("out of memory");
+    if (!vm->procs) st_out_of_memory(vm->capprocs * sizeof(Proc *));
   }
   vm->procs[vm->nprocs++] = p;
   return p;
@@ -204,7 +228,7 @@ void st_add_timer(VM *vm, uint64_t due, Value sem) {
   if (vm->ntimers == vm->captimers) {
     vm->captimers = vm->captimers ? vm->captimers * 2 : 16;
     vm->timers = realloc(vm->timers, vm->captimers * sizeof(Timer));
-    if (!vm->timers) st_panic("out of memory");
+    if (!vm->timers) st_out_of_memory(vm->captimers * sizeof(Timer));
   }
   uint32_t k = vm->ntimers++;
   while (k > 0 && vm->timers[k - 1].due_ns > due) {
@@ -392,6 +416,33 @@ static void answer(VM *vm, Value *args, int na, Value v) {
   vm->cur->sp -= na;
 }
 
+/* Terminating another process runs its ensure: and ifCurtailed: blocks
+** in that process, before terminate returns: a frame of
+** Process>>unwindAndTerminate is pushed on p's stack, p runs at once (at
+** least at the terminator's priority, so that it is not preempted back),
+** and the terminator c waits at the front of its ready queue. Returns 0
+** when p has no room for the frame (then it is just freed). */
+static int unwind_other(VM *vm, Proc *c, Proc *p) {
+  Method *t = st_lookup(vm, st_cid(vm, p->obj),
+                        st_sym(vm, "unwindAndTerminate"));
+  Frame *nf = p->f + 1;
+  if (!t || nf >= p->frames_end ||
+      p->sp + 1 + t->ntemps + t->maxstack >= p->stack_end)
+    return 0;
+  nf->base = p->sp;
+  *p->sp++ = p->obj;
+  for (int k = t->ntemps; k > 0; k--) *p->sp++ = vm->nil;
+  nf->m = t;
+  nf->ip = t->code;
+  nf->closure = 0;
+  nf->serial = ++vm->serial;
+  p->f = nf;
+  if (p->priority < c->priority) p->priority = c->priority;
+  ready_front(vm, c);
+  st_switch_to(vm, p, 1);
+  return 1;
+}
+
 int st_control(VM *vm, int ctl, Value *args, int na) {
   Proc *c = vm->cur, *p;
   switch (ctl) {
@@ -463,7 +514,7 @@ int st_control(VM *vm, int ctl, Value *args, int na) {
     if (p->state == PS_WAITING) sem_unlink(vm, p);
     if (p == c) {
       st_proc_finished(vm, p);
-    } else {
+    } else if (!unwind_other(vm, c, p)) {
       st_proc_free(vm, p);
     }
     return 0;

@@ -17,6 +17,7 @@
 #ifndef ST_H
 #define ST_H
 
+#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -169,7 +170,8 @@ enum {
   MF_UNWIND = 2,     /* ensure:/ifCurtailed: (temp 1 is the "complete" flag) */
   MF_HANDLER = 4,    /* on:do: (temp 1 is the handler-active flag) */
   MF_DOIT = 8,       /* top-level statement */
-  MF_HIDDEN = 16     /* machinery hidden from backtraces */
+  MF_HIDDEN = 16,    /* machinery hidden from backtraces */
+  MF_RUNS_HANDLER = 32 /* runs handler blocks (Exception>>findHandlerBelow:) */
 };
 
 typedef struct Method {
@@ -246,6 +248,7 @@ typedef struct ClassInfo {
   uint8_t is_meta;
   uint8_t declared;   /* defined by source (bootstrap classes start at 0) */
   uint8_t hidden;     /* slots before the first named one (class objects) */
+  uint8_t instantiated; /* basicNew/basicNew: made an instance */
   uint32_t boot_ninst;/* bootstrap classes: the slot count C relies on */
   MethodDict md;
 } ClassInfo;
@@ -274,6 +277,7 @@ typedef struct VM {
   Value globals;         /* Array of Associations, open hashing (classes.c) */
   uint32_t nglobals;
   Value script_vars;     /* Array of Associations: top-level temporaries */
+  uint64_t nscript_vars; /* how many (script_vars is a hash table) */
   Value unbound;         /* marker value of undeclared globals */
   Value specials[8];     /* selectors the VM sends itself (SP_*) */
   /* Lookup cache (class id, selector) -> method. */
@@ -303,6 +307,8 @@ typedef struct VM {
   int stopping;          /* quit:, an unhandled error or SIGINT */
   int check_only;        /* load files without running their statements */
   char errbuf[1024];
+  jmp_buf *oom_jmp;      /* set while a script runs: see st_out_of_memory */
+  void *oom_reserve;     /* memory given back when it runs out */
   /* Script. */
   Value argv;            /* Array of Strings: script arguments */
   const char *script;
@@ -337,7 +343,10 @@ static inline uint32_t st_cid(const VM *vm, Value v) {
 
 int st_heap_init(VM *vm);
 void st_heap_free(VM *vm);
+/* No object has more slots or bytes than this (8 TB of slots). */
+#define ST_MAX_OBJ_SLOTS ((uint64_t)1 << 40)
 Value st_alloc(VM *vm, uint32_t cid, int fmt, uint64_t n);
+Value st_alloc_try(VM *vm, uint32_t cid, int fmt, uint64_t n);
 Value st_new_slots(VM *vm, uint32_t cid, uint64_t n);
 Value st_new_bytes(VM *vm, uint32_t cid, uint64_t nbytes);
 Value st_new_array(VM *vm, uint64_t n);
@@ -459,6 +468,15 @@ void st_sem_signal(VM *vm, Value sem);
 int st_timers_due(VM *vm, uint64_t now);
 uint64_t st_now_ns(void);
 void st_add_timer(VM *vm, uint64_t due, Value sem);
+
+/* Memory ran out where the run cannot go on (bytes: what was asked for,
+** SIZE_MAX for an impossible size). While a script runs (stvm_run_file),
+** this prints the reason and a backtrace, stops the run with status 1
+** and unwinds to stvm_run_file, so that the profile is still saved;
+** otherwise it is st_panic. */
+void st_out_of_memory(size_t bytes) __attribute__((noreturn));
+/* The VM whose script runs in this thread (st_out_of_memory needs it). */
+extern _Thread_local VM *st_running_vm;
 
 /* Fatal internal error: print and abort (VM invariant broken). */
 void st_panic(const char *fmt, ...)

@@ -118,9 +118,28 @@ const char *stvm_kernel_dir(const stvm *vm) {
   return vm->kernel_dir;
 }
 
+/* Memory held back while the script runs: when an allocation fails where
+** the run cannot go on, st_out_of_memory frees it and unwinds here, and
+** the caller then has room to save the profile and print the report. */
+#define OOM_RESERVE_BYTES ((size_t)16 << 20)
+
 int stvm_run_file(stvm *vm, const char *path) {
+  jmp_buf jb;
   vm->script = path;
-  int r = st_load_file(vm, path);
+  vm->oom_reserve = malloc(OOM_RESERVE_BYTES);
+  vm->oom_jmp = &jb;
+  st_running_vm = vm;
+  int r;
+  if (setjmp(jb) == 0) {
+    r = st_load_file(vm, path);
+  } else {
+    /* The stacks are left as they were: only stvm_free may follow. */
+    r = vm->exit_code;
+  }
+  vm->oom_jmp = NULL;
+  st_running_vm = NULL;
+  free(vm->oom_reserve);
+  vm->oom_reserve = NULL;
   fflush(stdout);
   if (vm->stopping || r) return vm->exit_code >= 0 ? vm->exit_code : r;
   return 0;

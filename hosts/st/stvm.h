@@ -26,8 +26,9 @@ const char *stvm_kernel_dir(const stvm *vm);
 
 /* Run a script file. Returns its exit status: 0, the n of
 ** "Smalltalk quit: n", 1 after an unhandled error (message and backtrace
-** on stderr), 2 for a syntax error ("file:line:col: message"), 130 when
-** stopped by stvm_interrupt. */
+** on stderr) or when memory ran out where the run could not go on (the
+** VM may then only be profile-stopped and freed), 2 for a syntax error
+** ("file:line:col: message"), 130 when stopped by stvm_interrupt. */
 int stvm_run_file(stvm *vm, const char *path);
 
 /* Ask a running VM to stop at its next interrupt check (async-signal-safe:

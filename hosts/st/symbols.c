@@ -44,7 +44,7 @@ void st_syms_free(VM *vm) {
 static void grow(SymTab *t) {
   uint32_t ncap = t->cap * 2;
   Value *ns = calloc(ncap, sizeof(Value));
-  if (!ns) st_panic("out of memory (symbols)");
+  if (!ns) st_out_of_memory((size_t)ncap * sizeof(Value));
   for (uint32_t i = 0; i < t->cap; i++) {
     Value v = t->slots[i];
     if (!v) continue;
