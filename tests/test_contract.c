@@ -833,6 +833,25 @@ RETRYING(cheap_longest) {
       share_bad++;
     }
   }
+  /* The estimate starts from the sample before the call: when marks came
+  ** late (the sampler starved of CPU), so does the estimate, by as much.
+  ** Such a run says nothing about the estimator: retried, and skipped if
+  ** every attempt starved. */
+  double rate = (double)pr->tallies * (double)pr->interval_ns /
+                (double)(pr->wall_ns ? pr->wall_ns : 1);
+  if (share_bad && rate < 0.9) {
+    share_bad = 0;
+    if (attempt >= ATTEMPTS) {
+      rig_free(&r, pr);
+      T_SKIP("marks came late on every attempt (%.0f%% of the asked rate)",
+             100 * rate);
+    }
+    fprintf(stderr, "attempt %d: marks came late (%.0f%% of the asked "
+            "rate); retrying\n", attempt, 100 * rate);
+    *retry = 1;
+    rig_free(&r, pr);
+    return;
+  }
   *retry = again(r.h, attempt);
   rig_free(&r, pr);
 }
