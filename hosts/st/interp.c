@@ -15,9 +15,11 @@
 ** on a per-process frame stack; the values (receiver, arguments, copied
 ** values, temporaries, operands) on a per-process value stack.
 **
+** Poll points (every send, return and backward jump) are where the
+** profiler takes its samples, behind one load and one predictable branch.
 ** Interrupt checks (method activation and backward jumps) are where the
-** profiler polls, where the collector may run and where processes are
-** preempted, behind one countdown and one predictable branch.
+** collector may run and where processes are preempted, behind one
+** countdown and one predictable branch.
 */
 #include "config.h"
 
@@ -65,15 +67,14 @@
     ip = f->ip;                                                           \
     m = f->m;                                                             \
     base = f->base;                                                       \
+    sv = vm->prof.v;                                                      \
   } while (0)
 
-/* Interrupt check: one countdown in the hot path. When it runs out, the
-** slow path (st_interrupt) polls the profiler with the frame state saved
-** and, every ST_ICOUNT checks, handles collection, timers, time slices and
-** SIGINT. While a profiler runs the countdown is short (prof.every), so
-** the profiler is polled every few activations or backward jumps; the
-** code here is the same with or without the hooks compiled in, so that a
-** stopped profiler costs nothing. */
+/* Interrupt check: one countdown in the hot path, at method activation
+** and backward jumps. When it runs out, the slow path (st_interrupt)
+** handles collection, timers, time slices and SIGINT with the frame state
+** saved, every ST_ICOUNT checks. The profiler is not polled here (except
+** in timer mode): see POLL. */
 #define INTERRUPT_CHECK()                                                 \
   do {                                                                    \
     if (st_unlikely(--vm->icount < 0)) {                                  \
@@ -81,6 +82,23 @@
       st_interrupt(vm);                                                   \
       if (vm->stopping) return 1;                                         \
       if (st_unlikely(vm->cur != P)) LOAD();                              \
+    }                                                                     \
+  } while (0)
+
+/* Poll point: the profiler takes a due sample here, charged to the code
+** that runs now. Every change of the running method is one (each send,
+** before the callee's frame exists; each return, before the frame is
+** popped) and so is every backward jump, so a sample is never charged to
+** a method that did not run when it fell due: a poll only at activations
+** would charge the time of a method's last stretch (no send, no loop) to
+** whatever is activated next. The hot path is one load of the hook's flag
+** and one predictable branch; the frame state is saved for the walker
+** only when a sample is due. */
+#define POLL()                                                            \
+  do {                                                                    \
+    if (st_unlikely(st_prof_due(sv))) {                                   \
+      SAVE();                                                             \
+      st_prof_poll(vm);                                                   \
     }                                                                     \
   } while (0)
 
@@ -145,6 +163,7 @@ static int interpret(VM *vm) {
 #endif
   Proc *P;
   Frame *f;
+  spy_vm *sv; /* the profiler's hooks (LOAD refreshes it: spyOn: starts one) */
   Value *sp, *base;
   const Instr *ip;
   Method *m;
@@ -510,6 +529,7 @@ static int interpret(VM *vm) {
       }
       vmcase(OP_LOOP) {
         ip += SARG(i);
+        POLL();
         INTERRUPT_CHECK();
         vmbreak;
       }
@@ -608,6 +628,7 @@ static int interpret(VM *vm) {
                                     (intptr_t)(int16_t)ARG_B(i) * 2, &r)) {
           base[ARG_A(i)] = (Value)r;
           ip += 1 + (int32_t)*ip;
+          POLL();
           INTERRUPT_CHECK();
           vmbreak;
         }
@@ -646,6 +667,7 @@ static int interpret(VM *vm) {
             !__builtin_add_overflow((intptr_t)a, (intptr_t)st - 1, &r)) {
           base[ARG_A(i)] = (Value)r;
           ip += 1 + (int32_t)*ip;
+          POLL();
           INTERRUPT_CHECK();
           vmbreak;
         }
@@ -694,6 +716,7 @@ static int interpret(VM *vm) {
     goto call;
   }
   call:
+    POLL();
     if (t->prim >= 0) {
       const PrimDef *pd = st_prim(t->prim);
       if (pd->ctl) goto control;
@@ -727,6 +750,7 @@ static int interpret(VM *vm) {
   }
   block_value : {
     /* rcv (a BlockClosure) value: na arguments. */
+    POLL();
     Method *bm = RAW_PTR(SLOTS(rcv)[BLK_METHOD]);
     if (st_unlikely(bm->nargs != na)) {
       /* Run the value method's fallback code, which reports the error;
@@ -774,6 +798,7 @@ static int interpret(VM *vm) {
     goto call;
   ret:
     /* Return res from frame f to its caller. */
+    POLL();
     sp = base;
     *sp++ = res;
     f--;
@@ -857,6 +882,7 @@ static int interpret(VM *vm) {
       sp = base + 1 + m->nargs + m->ncopied;
       for (int k = m->ntemps; k > 0; k--) *sp++ = vm->nil;
       ip = m->code;
+      POLL();
       INTERRUPT_CHECK();
       vmbreak;
     }

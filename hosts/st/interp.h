@@ -35,7 +35,6 @@ void st_schedule(VM *vm);
 Value st_fork_block(VM *vm, Value block, int priority);
 
 #define ST_ICOUNT 1024
-#define ST_PROF_ICOUNT 255
 #define ST_IDLE_PID 0
 #define ST_IDLE_KEY 0xFFFFFFFF00000001ull
 

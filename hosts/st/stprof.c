@@ -26,6 +26,7 @@ void st_prof_init(VM *vm) {
 
 #ifdef SPY_DISABLE
 
+void st_prof_poll(VM *vm) { (void)vm; }
 void st_prof_switch(VM *vm, uint64_t pid, const char *name, int rename) {
   (void)vm; (void)pid; (void)name; (void)rename;
 }
@@ -49,6 +50,17 @@ int st_prof_control(VM *vm, uintptr_t *args, int na) {
 }
 
 #else
+
+/* Out of line and cold: the poll points in the dispatch loop stay one
+** load and one branch. Timer mode leaves the sample to the next interrupt
+** check (an activation or a backward jump), where MessageTally's VM takes
+** it, so that it keeps showing what such a profiler shows. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+void st_prof_poll(VM *vm) {
+  if (!vm->prof.timer) spy_poll(vm->prof.v);
+}
 
 static void walk(void *ud, spy_stack *st) {
   VM *vm = ud;
@@ -142,14 +154,13 @@ int st_prof_start(VM *vm, const spy_options *o) {
     return rc;
   }
   pr->running = 1;
-  /* Poll mode polls every 256th check (every 4-6 us on the machine of
-  ** bench/st/README.md), well within a sample interval; bracketed
-  ** primitives and process switches take their samples themselves. A
-  ** poll every 32nd check made 1.3-2.2 M calls a second for nothing.
-  ** Timer mode polls at every check, as MessageTally's VM does, so that
-  ** it shows what such a profiler shows. */
-  pr->every = o && o->mode == SPY_MODE_TIMER ? 0 : ST_PROF_ICOUNT;
-  vm->icount = 0; /* start polling at once */
+  /* Poll mode takes samples at the dispatch loop's poll points (every
+  ** send, return and backward jump: st_prof_due), so a sample is charged
+  ** to the method that ran when it fell due. Timer mode polls at every
+  ** interrupt check instead, as MessageTally's VM does, so that it shows
+  ** what such a profiler shows. */
+  pr->timer = o && o->mode == SPY_MODE_TIMER;
+  if (pr->timer) vm->icount = 0; /* interrupt checks poll from now on */
   /* Tell it which process runs now. */
   if (vm->cur) st_switch_to(vm, vm->cur, 1);
   return 0;

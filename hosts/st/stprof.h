@@ -56,7 +56,7 @@ typedef struct StProf {
   int attached;           /* v is a real attachment */
   int owned;              /* started by Profiler spyOn: (not the CLI) */
   int running;
-  int every;              /* interrupt checks between polls, minus one */
+  int timer;              /* timer mode: poll at interrupt checks only */
   int prim_id[ST_MAX_PRIMS]; /* spy primitive id per primitive, or -1 */
   uint8_t *named;         /* bitmap of process ids already named */
   size_t named_bytes;
@@ -75,8 +75,27 @@ struct VM;
 #define ST_GC_BEGIN(vm) spy_gc_begin((vm)->prof.v)
 #define ST_GC_END(vm) spy_gc_end((vm)->prof.v)
 
+/* Is a sample due on v? The one relaxed load and predictable branch of
+** spy_poll, made here so that the dispatch loop can save its frame state
+** (the walker reads it) only when a sample will be taken: the poll points
+** (every send, return and backward jump) then cost that load alone. The
+** flag is the first field of every spy_vm (spy_hot_ in <spyon/hooks.h>). */
+#ifndef SPY_DISABLE
+static inline int st_prof_due(spy_vm *v) {
+  return atomic_load_explicit(&SPY_HOT_(v)->trap, memory_order_relaxed);
+}
+#else
+static inline int st_prof_due(spy_vm *v) {
+  (void)v;
+  return 0;
+}
+#endif
+
 /* Out of line (stprof.c). */
 void st_prof_init(struct VM *vm);
+/* A poll point found a sample due (st_prof_due) and saved the frame
+** state: take it (in timer mode the interrupt check takes it instead). */
+void st_prof_poll(struct VM *vm);
 /* Tell the profiler the running process changed. Each process is named
 ** the first time (again when rename is set: its priority changed). */
 void st_prof_switch(struct VM *vm, uint64_t pid, const char *name,
