@@ -57,6 +57,8 @@ typedef struct StProf {
   int owned;              /* started by Profiler spyOn: (not the CLI) */
   int running;
   int timer;              /* timer mode: poll at interrupt checks only */
+  uint32_t loading;       /* 1 + vm->files index of the file being loaded
+                             (its statements are not loading), or 0 */
   int prim_id[ST_MAX_PRIMS]; /* spy primitive id per primitive, or -1 */
   uint8_t *named;         /* bitmap of process ids already named */
   size_t named_bytes;
@@ -96,6 +98,12 @@ void st_prof_init(struct VM *vm);
 /* A poll point found a sample due (st_prof_due) and saved the frame
 ** state: take it (in timer mode the interrupt check takes it instead). */
 void st_prof_poll(struct VM *vm);
+/* The loader is reading and compiling file (interned in vm->files) from
+** now on (begin; answers what to restore), has ended or paused (end, which
+** first takes a sample that fell due) or has compiled a method (poll). */
+uint32_t st_prof_load_begin(struct VM *vm, const char *file);
+void st_prof_load_end(struct VM *vm, uint32_t prev);
+void st_prof_load_poll(struct VM *vm);
 /* Tell the profiler the running process changed. Each process is named
 ** the first time (again when rename is set: its priority changed). */
 void st_prof_switch(struct VM *vm, uint64_t pid, const char *name,
