@@ -144,6 +144,31 @@ static void stack_overflow(VM *vm) {
   vm->exit_code = 1;
 }
 
+/* The method of sort:'s frame (OP_PRIMSTEP), made on first use from the
+** kernel method k so that backtraces name it as k. MF_DRIVER keeps it out
+** of profiles: the primitive is reported as a primitive, its callbacks
+** under it. */
+static Method *sort_driver(VM *vm, Method *k) {
+  if (vm->sort_driver) return vm->sort_driver;
+  Method *d = st_method_new(vm);
+  d->code = malloc(sizeof(Instr));
+  d->lines = malloc(sizeof(uint32_t));
+  if (!d->code || !d->lines) st_panic("out of memory");
+  d->code[0] = MK_OP(OP_PRIMSTEP, 0);
+  d->lines[0] = (uint32_t)k->line;
+  d->ncode = 1;
+  d->nargs = 1;
+  d->ntemps = SB_NSLOTS - 2;
+  d->maxstack = 4;
+  d->flags = MF_DRIVER;
+  d->sel = k->sel;
+  d->cid = k->cid;
+  d->file = k->file;
+  d->line = k->line;
+  vm->sort_driver = d;
+  return d;
+}
+
 /* ===================================================================== */
 /* The loop                                                              */
 /* ===================================================================== */
@@ -678,6 +703,31 @@ static int interpret(VM *vm) {
         PUSH(st_new_array(vm, ARG(i)));
         vmbreak;
       }
+      vmcase(OP_PRIMSTEP) {
+        /* The frame of sort: with a block (a primitive that calls back):
+        ** run the merge until it needs the block, call the block (its
+        ** return comes back here), and return the receiver when sorted. */
+        int answer = -1;
+        if (base[SB_N] == vm->nil) {
+          ST_PRIM_BEGIN1(vm, SPYP_SORT_BLOCK, NSLOTS(base[SB_RCV]));
+        } else {
+          answer = *--sp == vm->vtrue;
+        }
+        Value x, y;
+        if (st_sort_step(vm, base, answer, &x, &y)) {
+          ip = m->code;
+          rcv = base[SB_BLOCK];
+          PUSH(rcv);
+          PUSH(x);
+          PUSH(y);
+          na = 2;
+          t = NULL;
+          goto block_value;
+        }
+        ST_PRIM_END(vm);
+        res = base[SB_RCV];
+        goto ret;
+      }
       vmcase(OP_MKARRAY) {
         uint32_t n = ARG(i);
         Value a = st_new_array(vm, n);
@@ -885,6 +935,17 @@ static int interpret(VM *vm) {
       POLL();
       INTERRUPT_CHECK();
       vmbreak;
+    }
+    case CTL_SORTBLOCK: {
+      /* anArray sort: aTwoArgumentBlock: run in a frame of its own (see
+      ** OP_PRIMSTEP); other receivers run the Smalltalk merge sort. */
+      Value b = sp[-1];
+      if (!IS_PTR(rcv) || OBJ(rcv)->cls != CID_ARRAY || !IS_PTR(b) ||
+          OBJ(b)->cls != CID_BLOCK ||
+          ((Method *)RAW_PTR(SLOTS(b)[BLK_METHOD]))->nargs != 2)
+        goto activate;
+      t = sort_driver(vm, t);
+      goto activate;
     }
     default: {
       /* Scheduling and run control: the primitive may switch processes

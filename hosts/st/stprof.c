@@ -76,7 +76,8 @@ static void walk(void *ud, spy_stack *st) {
   }
   Proc *p = vm->cur;
   for (Frame *f = p->f; f > p->frames; f--)
-    spy_stack_push(st, ((uint64_t)st_cid(vm, f->base[0]) << 32) | f->m->id);
+    if (!(f->m->flags & MF_DRIVER))
+      spy_stack_push(st, ((uint64_t)st_cid(vm, f->base[0]) << 32) | f->m->id);
   if (vm->prof.loading)
     spy_stack_push(st, ST_LOAD_KEY | (vm->prof.loading - 1));
 }

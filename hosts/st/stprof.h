@@ -41,6 +41,7 @@
   X(CASE, "String>>asUppercase/asLowercase", "n")                         \
   X(COPY, "ArrayedCollection>>copyFrom:to:", "n")                         \
   X(SORT, "ArrayedCollection>>sort", "n")                                 \
+  X(SORT_BLOCK, "ArrayedCollection>>sort:", "n")                          \
   X(COMPARE, "String>>compare:", "a,b")                                   \
   X(FILL, "ArrayedCollection>>atAllPut:", "n")                            \
   X(NEW, "Behavior>>basicNew:", "n")
