@@ -169,6 +169,20 @@ static Method *sort_driver(VM *vm, Method *k) {
   return d;
 }
 
+/* A non-local exit (a block's ^, an exception's return: or retry)
+** discards the frames above keep up to top. A primitive frame among them
+** (sort: with a block, left from inside its block) has brackets open in
+** the profiler, its primitive and its callback: close them, and whatever
+** was opened above it, by unwinding to the nesting saved when the lowest
+** such frame began. Called only when some bracket is open. */
+static void unwind_brackets(VM *vm, Frame *top, Frame *keep) {
+  for (Frame *k = keep + 1; k <= top; k++)
+    if ((k->m->flags & MF_DRIVER) && k->base[SB_N] != vm->nil) {
+      spy_nest_unwind(vm->prof.v, (unsigned)INT_VAL(k->base[SB_NEST]));
+      return;
+    }
+}
+
 /* ===================================================================== */
 /* The loop                                                              */
 /* ===================================================================== */
@@ -600,6 +614,10 @@ static int interpret(VM *vm) {
             if (!t) st_panic("no nonLocalReturn:to:");
             goto call;
           }
+        if (st_unlikely(spy_nest_save(sv))) {
+          SAVE();
+          unwind_brackets(vm, f, home);
+        }
         f = home;
         base = f->base;
         goto ret;
@@ -706,15 +724,23 @@ static int interpret(VM *vm) {
       vmcase(OP_PRIMSTEP) {
         /* The frame of sort: with a block (a primitive that calls back):
         ** run the merge until it needs the block, call the block (its
-        ** return comes back here), and return the receiver when sorted. */
+        ** return comes back here), and return the receiver when sorted.
+        ** The hooks may walk the stack: the frame state is saved first,
+        ** and the walker sees this frame on top at each of them. */
         int answer = -1;
         if (base[SB_N] == vm->nil) {
+          /* The nesting to go back to if the frame is left non-locally. */
+          base[SB_NEST] = MK_INT(spy_nest_save(sv));
+          SAVE();
           ST_PRIM_BEGIN1(vm, SPYP_SORT_BLOCK, NSLOTS(base[SB_RCV]));
         } else {
           answer = *--sp == vm->vtrue;
+          SAVE();
+          spy_callback_end(sv);
         }
         Value x, y;
         if (st_sort_step(vm, base, answer, &x, &y)) {
+          spy_callback_begin(sv);
           ip = m->code;
           rcv = base[SB_BLOCK];
           PUSH(rcv);
@@ -724,7 +750,7 @@ static int interpret(VM *vm) {
           t = NULL;
           goto block_value;
         }
-        ST_PRIM_END(vm);
+        ST_PRIM_END(vm); /* the state is saved */
         res = base[SB_RCV];
         goto ret;
       }
@@ -916,6 +942,10 @@ static int interpret(VM *vm) {
           P->frames + INT_VAL(x) > f)
         goto activate;
       res = v;
+      if (spy_nest_save(sv)) {
+        SAVE();
+        unwind_brackets(vm, f, P->frames + INT_VAL(x));
+      }
       f = P->frames + INT_VAL(x);
       base = f->base;
       goto ret;
@@ -926,6 +956,10 @@ static int interpret(VM *vm) {
       if (rcv != P->obj || !IS_INT(x) || INT_VAL(x) < 1 ||
           P->frames + INT_VAL(x) > f)
         goto activate;
+      if (spy_nest_save(sv)) {
+        SAVE();
+        unwind_brackets(vm, f, P->frames + INT_VAL(x));
+      }
       f = P->frames + INT_VAL(x);
       m = f->m;
       base = f->base;

@@ -113,6 +113,7 @@ Proc *st_proc_new(VM *vm, Value pobj, int priority, int is_main) {
 }
 
 void st_proc_free(VM *vm, Proc *p) {
+  st_prof_process_end(vm, p->pid);
   for (uint32_t i = 0; i < vm->nprocs; i++)
     if (vm->procs[i] == p) {
       vm->procs[i] = vm->procs[--vm->nprocs];

@@ -27,6 +27,7 @@ void st_prof_init(VM *vm) {
 #ifdef SPY_DISABLE
 
 void st_prof_poll(VM *vm) { (void)vm; }
+void st_prof_process_end(VM *vm, uint64_t pid) { (void)vm; (void)pid; }
 uint32_t st_prof_load_begin(VM *vm, const char *file) {
   (void)vm; (void)file;
   return 0;
@@ -68,18 +69,42 @@ void st_prof_poll(VM *vm) {
   if (!vm->prof.timer) spy_poll(vm->prof.v);
 }
 
+/* The walk is incremental, so that a sample costs the frames made since
+** the previous one, not the stack's depth (a 100 000-deep recursion). A
+** frame's activation serial says whether an earlier walk reported it: a
+** frame with a serial at most vm->serial at the last walk existed then
+** and, still being live now, was on the stack then (frames are popped
+** last in, first out), so the last walk of this process reported it. The
+** library allows an incremental walk only when that walk was of the same
+** process. The serials make the contract's "seen" mark, and a frame's
+** index its depth from the root, so the dispatch loop stores nothing more
+** per activation. A restarted frame (retry) keeps its serial and its
+** key. */
 static void walk(void *ud, spy_stack *st) {
   VM *vm = ud;
+  uint64_t seen = vm->prof.walked;
+  vm->prof.walked = vm->serial;
   if (vm->idle) {
     spy_stack_push(st, ST_IDLE_KEY);
     return;
   }
   Proc *p = vm->cur;
-  for (Frame *f = p->f; f > p->frames; f--)
-    if (!(f->m->flags & MF_DRIVER))
-      spy_stack_push(st, ((uint64_t)st_cid(vm, f->base[0]) << 32) | f->m->id);
+  uint64_t below = vm->prof.loading ? 1 : 0; /* the [load] frame */
+  for (Frame *f = p->f; f > p->frames; f--) {
+    if (f->serial <= seen && spy_stack_incremental(st)) {
+      spy_stack_unchanged(st, (uint64_t)(f - p->frames) + below);
+      return;
+    }
+    spy_stack_push(st, ((uint64_t)st_cid(vm, f->base[0]) << 32) | f->m->id);
+  }
   if (vm->prof.loading)
     spy_stack_push(st, ST_LOAD_KEY | (vm->prof.loading - 1));
+}
+
+/* A process ended: the profiler may drop what it kept for it (brackets
+** left open when it was switched out inside a primitive). */
+void st_prof_process_end(VM *vm, uint64_t pid) {
+  if (vm->prof.attached) spy_process_end(vm->prof.v, pid);
 }
 
 /* A source file as profiles name it: kernel files as kernel/NAME.st (as

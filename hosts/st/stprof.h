@@ -58,6 +58,7 @@ typedef struct StProf {
   int owned;              /* started by Profiler spyOn: (not the CLI) */
   int running;
   int timer;              /* timer mode: poll at interrupt checks only */
+  uint64_t walked;        /* vm->serial at the last walk (see walk) */
   uint32_t loading;       /* 1 + vm->files index of the file being loaded
                              (its statements are not loading), or 0 */
   int prim_id[ST_MAX_PRIMS]; /* spy primitive id per primitive, or -1 */
@@ -85,7 +86,7 @@ struct VM;
 ** flag is the first field of every spy_vm (spy_hot_ in <spyon/hooks.h>). */
 #ifndef SPY_DISABLE
 static inline int st_prof_due(spy_vm *v) {
-  return atomic_load_explicit(&SPY_HOT_(v)->trap, memory_order_relaxed);
+  return SPY_LOAD_RELAXED_(&SPY_HOT_(v)->trap_);
 }
 #else
 static inline int st_prof_due(spy_vm *v) {
@@ -105,6 +106,8 @@ void st_prof_poll(struct VM *vm);
 uint32_t st_prof_load_begin(struct VM *vm, const char *file);
 void st_prof_load_end(struct VM *vm, uint32_t prev);
 void st_prof_load_poll(struct VM *vm);
+/* Process pid has ended (st_proc_free). */
+void st_prof_process_end(struct VM *vm, uint64_t pid);
 /* Tell the profiler the running process changed. Each process is named
 ** the first time (again when rename is set: its priority changed). */
 void st_prof_switch(struct VM *vm, uint64_t pid, const char *name,
