@@ -697,10 +697,10 @@ static void t_e2e_strings_sorting(void) {
     for (int k = 0; k < i; k++)
       if (!strcmp(jstr(leaves->v[i], "name"), jstr(leaves->v[k], "name")))
         T_FAIL("leaf %s twice", jstr(leaves->v[i], "name"));
-  const char *in_sort[] = {"DoIt (sorting.st:30)",
+  const char *in_sort[] = {"DoIt (sorting.st:31)",
                            "Array(ArrayedCollection)>>sort:",
                            "ArrayedCollection>>sort:", NULL};
-  T_ASSERT(tree_has(doc, "[] in DoIt (sorting.st:30)", in_sort));
+  T_ASSERT(tree_has(doc, "[] in DoIt (sorting.st:31)", in_sort));
 }
 
 /* Loading and compiling a script is a node of its own: a script of 30 000
