@@ -56,7 +56,8 @@ EXTRA_DIST += docs/smalltalk.md \
 	examples/sorting.st \
 	bench/st/bench_st.sh bench/st/README.md bench/st/fib.st bench/st/fib.lua \
 	bench/st/sends.st bench/st/sends.lua bench/st/loops.st \
-	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua
+	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua \
+	bench/st/deep.sh bench/st/deep.st
 
 # The script loader's libFuzzer target, built only on request (`make
 # fuzz`, with clang like the others): see hosts/st/fuzz_load.c.
