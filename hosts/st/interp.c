@@ -145,9 +145,11 @@ static void stack_overflow(VM *vm) {
 }
 
 /* The method of sort:'s frame (OP_PRIMSTEP), made on first use from the
-** kernel method k so that backtraces name it as k. MF_DRIVER keeps it out
-** of profiles: the primitive is reported as a primitive, its callbacks
-** under it. */
+** kernel method k so that backtraces and profiles name it as k. The
+** walker reports the frame always (the contract asks for the same stack
+** at every hook of one primitive): "Array(ArrayedCollection)>>sort:",
+** the primitive under it, the block's frames under that. MF_DRIVER marks
+** the frames that hold a nesting to unwind to (SB_NEST). */
 static Method *sort_driver(VM *vm, Method *k) {
   if (vm->sort_driver) return vm->sort_driver;
   Method *d = st_method_new(vm);
