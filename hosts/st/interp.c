@@ -15,9 +15,11 @@
 ** on a per-process frame stack; the values (receiver, arguments, copied
 ** values, temporaries, operands) on a per-process value stack.
 **
+** Poll points (every send, return and backward jump) are where the
+** profiler takes its samples, behind one load and one predictable branch.
 ** Interrupt checks (method activation and backward jumps) are where the
-** profiler polls, where the collector may run and where processes are
-** preempted, behind one countdown and one predictable branch.
+** collector may run and where processes are preempted, behind one
+** countdown and one predictable branch.
 */
 #include "config.h"
 
@@ -65,15 +67,14 @@
     ip = f->ip;                                                           \
     m = f->m;                                                             \
     base = f->base;                                                       \
+    sv = vm->prof.v;                                                      \
   } while (0)
 
-/* Interrupt check: one countdown in the hot path. When it runs out, the
-** slow path (st_interrupt) polls the profiler with the frame state saved
-** and, every ST_ICOUNT checks, handles collection, timers, time slices and
-** SIGINT. While a profiler runs the countdown is short (prof.every), so
-** the profiler is polled every few activations or backward jumps; the
-** code here is the same with or without the hooks compiled in, so that a
-** stopped profiler costs nothing. */
+/* Interrupt check: one countdown in the hot path, at method activation
+** and backward jumps. When it runs out, the slow path (st_interrupt)
+** handles collection, timers, time slices and SIGINT with the frame state
+** saved, every ST_ICOUNT checks. The profiler is not polled here (except
+** in timer mode): see POLL. */
 #define INTERRUPT_CHECK()                                                 \
   do {                                                                    \
     if (st_unlikely(--vm->icount < 0)) {                                  \
@@ -81,6 +82,23 @@
       st_interrupt(vm);                                                   \
       if (vm->stopping) return 1;                                         \
       if (st_unlikely(vm->cur != P)) LOAD();                              \
+    }                                                                     \
+  } while (0)
+
+/* Poll point: the profiler takes a due sample here, charged to the code
+** that runs now. Every change of the running method is one (each send,
+** before the callee's frame exists; each return, before the frame is
+** popped) and so is every backward jump, so a sample is never charged to
+** a method that did not run when it fell due: a poll only at activations
+** would charge the time of a method's last stretch (no send, no loop) to
+** whatever is activated next. The hot path is one load of the hook's flag
+** and one predictable branch; the frame state is saved for the walker
+** only when a sample is due. */
+#define POLL()                                                            \
+  do {                                                                    \
+    if (st_unlikely(st_prof_due(sv))) {                                   \
+      SAVE();                                                             \
+      st_prof_poll(vm);                                                   \
     }                                                                     \
   } while (0)
 
@@ -126,6 +144,47 @@ static void stack_overflow(VM *vm) {
   vm->exit_code = 1;
 }
 
+/* The method of sort:'s frame (OP_PRIMSTEP), made on first use from the
+** kernel method k so that backtraces and profiles name it as k. The
+** walker reports the frame always (the contract asks for the same stack
+** at every hook of one primitive): "Array(ArrayedCollection)>>sort:",
+** the primitive under it, the block's frames under that. MF_DRIVER marks
+** the frames that hold a nesting to unwind to (SB_NEST). */
+static Method *sort_driver(VM *vm, Method *k) {
+  if (vm->sort_driver) return vm->sort_driver;
+  Method *d = st_method_new(vm);
+  d->code = malloc(sizeof(Instr));
+  d->lines = malloc(sizeof(uint32_t));
+  if (!d->code || !d->lines) st_panic("out of memory");
+  d->code[0] = MK_OP(OP_PRIMSTEP, 0);
+  d->lines[0] = (uint32_t)k->line;
+  d->ncode = 1;
+  d->nargs = 1;
+  d->ntemps = SB_NSLOTS - 2;
+  d->maxstack = 4;
+  d->flags = MF_DRIVER;
+  d->sel = k->sel;
+  d->cid = k->cid;
+  d->file = k->file;
+  d->line = k->line;
+  vm->sort_driver = d;
+  return d;
+}
+
+/* A non-local exit (a block's ^, an exception's return: or retry)
+** discards the frames above keep up to top. A primitive frame among them
+** (sort: with a block, left from inside its block) has brackets open in
+** the profiler, its primitive and its callback: close them, and whatever
+** was opened above it, by unwinding to the nesting saved when the lowest
+** such frame began. Called only when some bracket is open. */
+static void unwind_brackets(VM *vm, Frame *top, Frame *keep) {
+  for (Frame *k = keep + 1; k <= top; k++)
+    if ((k->m->flags & MF_DRIVER) && k->base[SB_N] != vm->nil) {
+      spy_nest_unwind(vm->prof.v, (unsigned)INT_VAL(k->base[SB_NEST]));
+      return;
+    }
+}
+
 /* ===================================================================== */
 /* The loop                                                              */
 /* ===================================================================== */
@@ -145,6 +204,7 @@ static int interpret(VM *vm) {
 #endif
   Proc *P;
   Frame *f;
+  spy_vm *sv; /* the profiler's hooks (LOAD refreshes it: spyOn: starts one) */
   Value *sp, *base;
   const Instr *ip;
   Method *m;
@@ -510,6 +570,7 @@ static int interpret(VM *vm) {
       }
       vmcase(OP_LOOP) {
         ip += SARG(i);
+        POLL();
         INTERRUPT_CHECK();
         vmbreak;
       }
@@ -555,6 +616,10 @@ static int interpret(VM *vm) {
             if (!t) st_panic("no nonLocalReturn:to:");
             goto call;
           }
+        if (st_unlikely(spy_nest_save(sv))) {
+          SAVE();
+          unwind_brackets(vm, f, home);
+        }
         f = home;
         base = f->base;
         goto ret;
@@ -608,6 +673,7 @@ static int interpret(VM *vm) {
                                     (intptr_t)(int16_t)ARG_B(i) * 2, &r)) {
           base[ARG_A(i)] = (Value)r;
           ip += 1 + (int32_t)*ip;
+          POLL();
           INTERRUPT_CHECK();
           vmbreak;
         }
@@ -646,6 +712,7 @@ static int interpret(VM *vm) {
             !__builtin_add_overflow((intptr_t)a, (intptr_t)st - 1, &r)) {
           base[ARG_A(i)] = (Value)r;
           ip += 1 + (int32_t)*ip;
+          POLL();
           INTERRUPT_CHECK();
           vmbreak;
         }
@@ -655,6 +722,39 @@ static int interpret(VM *vm) {
       vmcase(OP_TEMPVEC) {
         PUSH(st_new_array(vm, ARG(i)));
         vmbreak;
+      }
+      vmcase(OP_PRIMSTEP) {
+        /* The frame of sort: with a block (a primitive that calls back):
+        ** run the merge until it needs the block, call the block (its
+        ** return comes back here), and return the receiver when sorted.
+        ** The hooks may walk the stack: the frame state is saved first,
+        ** and the walker sees this frame on top at each of them. */
+        int answer = -1;
+        if (base[SB_N] == vm->nil) {
+          /* The nesting to go back to if the frame is left non-locally. */
+          base[SB_NEST] = MK_INT(spy_nest_save(sv));
+          SAVE();
+          ST_PRIM_BEGIN1(vm, SPYP_SORT_BLOCK, NSLOTS(base[SB_RCV]));
+        } else {
+          answer = *--sp == vm->vtrue;
+          SAVE();
+          spy_callback_end(sv);
+        }
+        Value x, y;
+        if (st_sort_step(vm, base, answer, &x, &y)) {
+          spy_callback_begin(sv);
+          ip = m->code;
+          rcv = base[SB_BLOCK];
+          PUSH(rcv);
+          PUSH(x);
+          PUSH(y);
+          na = 2;
+          t = NULL;
+          goto block_value;
+        }
+        ST_PRIM_END(vm); /* the state is saved */
+        res = base[SB_RCV];
+        goto ret;
       }
       vmcase(OP_MKARRAY) {
         uint32_t n = ARG(i);
@@ -694,6 +794,7 @@ static int interpret(VM *vm) {
     goto call;
   }
   call:
+    POLL();
     if (t->prim >= 0) {
       const PrimDef *pd = st_prim(t->prim);
       if (pd->ctl) goto control;
@@ -727,6 +828,7 @@ static int interpret(VM *vm) {
   }
   block_value : {
     /* rcv (a BlockClosure) value: na arguments. */
+    POLL();
     Method *bm = RAW_PTR(SLOTS(rcv)[BLK_METHOD]);
     if (st_unlikely(bm->nargs != na)) {
       /* Run the value method's fallback code, which reports the error;
@@ -774,6 +876,7 @@ static int interpret(VM *vm) {
     goto call;
   ret:
     /* Return res from frame f to its caller. */
+    POLL();
     sp = base;
     *sp++ = res;
     f--;
@@ -841,6 +944,10 @@ static int interpret(VM *vm) {
           P->frames + INT_VAL(x) > f)
         goto activate;
       res = v;
+      if (spy_nest_save(sv)) {
+        SAVE();
+        unwind_brackets(vm, f, P->frames + INT_VAL(x));
+      }
       f = P->frames + INT_VAL(x);
       base = f->base;
       goto ret;
@@ -851,14 +958,30 @@ static int interpret(VM *vm) {
       if (rcv != P->obj || !IS_INT(x) || INT_VAL(x) < 1 ||
           P->frames + INT_VAL(x) > f)
         goto activate;
+      if (spy_nest_save(sv)) {
+        SAVE();
+        unwind_brackets(vm, f, P->frames + INT_VAL(x));
+      }
       f = P->frames + INT_VAL(x);
       m = f->m;
       base = f->base;
       sp = base + 1 + m->nargs + m->ncopied;
       for (int k = m->ntemps; k > 0; k--) *sp++ = vm->nil;
       ip = m->code;
+      POLL();
       INTERRUPT_CHECK();
       vmbreak;
+    }
+    case CTL_SORTBLOCK: {
+      /* anArray sort: aTwoArgumentBlock: run in a frame of its own (see
+      ** OP_PRIMSTEP); other receivers run the Smalltalk merge sort. */
+      Value b = sp[-1];
+      if (!IS_PTR(rcv) || OBJ(rcv)->cls != CID_ARRAY || !IS_PTR(b) ||
+          OBJ(b)->cls != CID_BLOCK ||
+          ((Method *)RAW_PTR(SLOTS(b)[BLK_METHOD]))->nargs != 2)
+        goto activate;
+      t = sort_driver(vm, t);
+      goto activate;
     }
     default: {
       /* Scheduling and run control: the primitive may switch processes

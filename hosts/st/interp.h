@@ -35,8 +35,9 @@ void st_schedule(VM *vm);
 Value st_fork_block(VM *vm, Value block, int priority);
 
 #define ST_ICOUNT 1024
-#define ST_PROF_ICOUNT 255
 #define ST_IDLE_PID 0
 #define ST_IDLE_KEY 0xFFFFFFFF00000001ull
+/* "[load] FILE" frames: ST_LOAD_KEY | index in vm->files. */
+#define ST_LOAD_KEY 0xFFFFFFFE00000000ull
 
 #endif

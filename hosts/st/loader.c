@@ -75,7 +75,10 @@ static int run_doit(VM *vm, Lexer *lx, MethodAst *ast, uint32_t cid,
   ** collector runs: between statements, nothing is held in C, so it runs
   ** here if it is due. */
   if (vm->gc_pending) st_gc(vm);
+  uint32_t loading = vm->prof.loading; /* the statement is not loading */
+  st_prof_load_end(vm, 0);
   int r = st_execute(vm, m, rcv);
+  vm->prof.loading = loading;
   if (!r) release_doit(m);
   return r ? (vm->exit_code > 0 ? vm->exit_code : 1) : 0;
 }
@@ -98,6 +101,7 @@ static void define_method(VM *vm, Lexer *lx, uint32_t cid) {
   MethodAst *ast = st_parse_method_def(lx);
   Method *m = st_compile(vm, lx, ast, cid, lx->file);
   st_install_method(vm, cid, m);
+  st_prof_load_poll(vm);
 }
 
 /* Instance variables are appended to a class's own slots. Instances made
@@ -389,9 +393,11 @@ int st_load_source(VM *vm, const char *file, const char *src, size_t len) {
   jmp_buf jb;
   char msg[1024];
   Lexer lx;
-  st_lex_init(&lx, intern_file(vm, file), src, len, &arena, &jb, msg,
-              sizeof msg);
+  const char *f = intern_file(vm, file);
+  st_lex_init(&lx, f, src, len, &arena, &jb, msg, sizeof msg);
+  uint32_t loading = st_prof_load_begin(vm, f);
   if (setjmp(jb)) {
+    st_prof_load_end(vm, loading);
     fflush(stdout);
     fprintf(stderr, "%s\n", msg);
     st_arena_free(&arena);
@@ -399,6 +405,7 @@ int st_load_source(VM *vm, const char *file, const char *src, size_t len) {
     return 2;
   }
   int r = load_items(vm, &lx);
+  st_prof_load_end(vm, loading);
   st_arena_free(&arena);
   return r;
 }

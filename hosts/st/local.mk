@@ -50,11 +50,14 @@ EXTRA_DIST += docs/smalltalk.md \
 	tests/st/lang.st tests/st/lang.out tests/st/exceptions.st \
 	tests/st/exceptions.out tests/st/processes.st tests/st/processes.out \
 	tests/st/err_syntax.st tests/st/err_runtime.st tests/st/err_quit.st \
+	tests/st/skid.st tests/st/callback.st tests/st/nonlocal.st \
+	tests/st/switch.st tests/st/deep.st \
 	examples/largeint.st examples/processes.st examples/strings.st \
 	examples/sorting.st \
 	bench/st/bench_st.sh bench/st/README.md bench/st/fib.st bench/st/fib.lua \
 	bench/st/sends.st bench/st/sends.lua bench/st/loops.st \
-	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua
+	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua \
+	bench/st/deep.sh bench/st/deep.st
 
 # The script loader's libFuzzer target, built only on request (`make
 # fuzz`, with clang like the others): see hosts/st/fuzz_load.c.

@@ -457,3 +457,72 @@ PRIM(p_sort) {
   ST_PRIM_END(vm);
   return OK(RCV);
 }
+
+/* The merge sort of sort: with a block, stable and bottom-up, as a state
+** machine whose state lives in its frame (SB_* slots, SmallIntegers and
+** the scratch Array), so that between two comparisons the interpreter can
+** run the block like any other code: switch processes inside it, collect
+** garbage, or leave it by a non-local return or an exception, all with
+** no C frame of the primitive left on the C stack. */
+int st_sort_step(VM *vm, Value *b, int answer, Value *x, Value *y) {
+  if (b[SB_N] == vm->nil) {
+    uint64_t n0 = NSLOTS(b[SB_RCV]);
+    b[SB_N] = MK_INT(n0);
+    if (n0 < 2) return 0;
+    b[SB_TMP] = st_new_array(vm, n0);
+    b[SB_W] = MK_INT(1);
+    b[SB_LO] = b[SB_I] = b[SB_K] = b[SB_FLIP] = MK_INT(0);
+    b[SB_MID] = b[SB_J] = MK_INT(1);
+    b[SB_HI] = MK_INT(2);
+  }
+  intptr_t n = INT_VAL(b[SB_N]);
+  if (n < 2) return 0;
+  intptr_t w = INT_VAL(b[SB_W]), lo = INT_VAL(b[SB_LO]);
+  intptr_t mid = INT_VAL(b[SB_MID]), hi = INT_VAL(b[SB_HI]);
+  intptr_t i = INT_VAL(b[SB_I]), j = INT_VAL(b[SB_J]), k = INT_VAL(b[SB_K]);
+  intptr_t flip = INT_VAL(b[SB_FLIP]);
+  int r = 0;
+  for (;;) {
+    /* Pass with flip 0 merges the receiver into the scratch array. */
+    Value *src = SLOTS(flip ? b[SB_TMP] : b[SB_RCV]);
+    Value *dst = SLOTS(flip ? b[SB_RCV] : b[SB_TMP]);
+    if (answer >= 0) {
+      dst[k++] = answer ? src[i++] : src[j++];
+      answer = -1;
+    }
+    if (i < mid && j < hi) {
+      *x = src[i];
+      *y = src[j];
+      r = 1;
+      break;
+    }
+    while (i < mid) dst[k++] = src[i++];
+    while (j < hi) dst[k++] = src[j++];
+    lo += 2 * w;
+    if (lo >= n) {
+      w *= 2;
+      flip ^= 1;
+      lo = 0;
+      if (w >= n) {
+        /* Sorted; after an odd number of passes it is in the scratch. */
+        if (flip)
+          memcpy(SLOTS(b[SB_RCV]), SLOTS(b[SB_TMP]), (size_t)n * sizeof(Value));
+        break;
+      }
+    }
+    mid = lo + w < n ? lo + w : n;
+    hi = lo + 2 * w < n ? lo + 2 * w : n;
+    i = lo;
+    j = mid;
+    k = lo;
+  }
+  b[SB_W] = MK_INT(w);
+  b[SB_LO] = MK_INT(lo);
+  b[SB_MID] = MK_INT(mid);
+  b[SB_HI] = MK_INT(hi);
+  b[SB_I] = MK_INT(i);
+  b[SB_J] = MK_INT(j);
+  b[SB_K] = MK_INT(k);
+  b[SB_FLIP] = MK_INT(flip);
+  return r;
+}

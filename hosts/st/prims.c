@@ -681,7 +681,7 @@ static const PrimDef table[] = {
   C("resume", CTL_RESUME), C("suspend", CTL_SUSPEND),
   C("terminate", CTL_TERMINATE), C("priority:", CTL_PRIORITY),
   C("quit", CTL_QUIT), C("exitAfterError", CTL_UNHANDLED),
-  C("profiler", CTL_SPY),
+  C("profiler", CTL_SPY), C("sortBlock", CTL_SORTBLOCK),
   P("write", p_write), P("flush", p_flush), P("clockMs", p_clockMs),
   P("clockUs", p_clockUs), P("cpuUs", p_cpuUs), P("arguments", p_arguments),
   P("globalAt:", p_globalAt), P("globalAt:put:", p_globalAtPut),

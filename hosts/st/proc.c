@@ -113,6 +113,7 @@ Proc *st_proc_new(VM *vm, Value pobj, int priority, int is_main) {
 }
 
 void st_proc_free(VM *vm, Proc *p) {
+  st_prof_process_end(vm, p->pid);
   for (uint32_t i = 0; i < vm->nprocs; i++)
     if (vm->procs[i] == p) {
       vm->procs[i] = vm->procs[--vm->nprocs];
@@ -372,14 +373,15 @@ static void preempt(VM *vm, int slice_over) {
   }
 }
 
-/* The interrupt check's slow path. While a profiler runs this comes every
-** prof.every + 1 checks: poll it, and do the rest only every ST_ICOUNT. */
+/* The interrupt check's slow path, every ST_ICOUNT checks: collection,
+** timers, time slices, SIGINT. It takes no samples (the dispatch loop's
+** poll points do), except in timer mode, which polls at every check as
+** MessageTally's VM does and does the rest every ST_ICOUNT. */
 void st_interrupt(VM *vm) {
-  spy_poll(vm->prof.v);
-  if (vm->prof.running) {
-    vm->icount = vm->prof.every;
-    vm->ticks += vm->prof.every + 1;
-    if (vm->ticks < ST_ICOUNT && !vm->gc_pending && !vm->sigint) return;
+  if (vm->prof.timer) {
+    spy_poll(vm->prof.v);
+    vm->icount = 0;
+    if (++vm->ticks < ST_ICOUNT && !vm->gc_pending && !vm->sigint) return;
     vm->ticks = 0;
   } else {
     vm->icount = ST_ICOUNT;

@@ -147,7 +147,7 @@ typedef uint32_t Instr;
   X(BITXOR) X(BITAND) X(BITOR) X(SHIFT) X(IDIV) X(IMOD)                     \
   X(JUMP) X(JUMPT) X(JUMPF) X(LOOP) X(RETURN) X(RETURN_SELF) X(BLOCK_RET)  \
   X(NLR) X(CLOSURE) X(TEMPVEC) X(MKARRAY) X(FORTEST) X(FORTESTDN)      \
-  X(FORINC) X(FORTESTV) X(FORINCV)
+  X(FORINC) X(FORTESTV) X(FORINCV) X(PRIMSTEP)
 
 #define ST_OPENUM(n) OP_##n,
 enum { ST_OPCODES(ST_OPENUM) OP__COUNT };
@@ -171,7 +171,8 @@ enum {
   MF_HANDLER = 4,    /* on:do: (temp 1 is the handler-active flag) */
   MF_DOIT = 8,       /* top-level statement */
   MF_HIDDEN = 16,    /* machinery hidden from backtraces */
-  MF_RUNS_HANDLER = 32 /* runs handler blocks (Exception>>findHandlerBelow:) */
+  MF_RUNS_HANDLER = 32, /* runs handler blocks (Exception>>findHandlerBelow:) */
+  MF_DRIVER = 64     /* a primitive's own frame (interp.c) */
 };
 
 typedef struct Method {
@@ -315,6 +316,7 @@ typedef struct VM {
   char *kernel_dir;
   char **files;          /* source file names (methods point at them) */
   uint32_t nfiles;
+  Method *sort_driver;   /* the frame of sort: with a block (interp.c) */
   /* Profiler glue (stprof.c). */
   StProf prof;
 } VM;
@@ -447,7 +449,7 @@ enum {
   CTL_NONE = 0, CTL_VALUE, CTL_VALUE_ARGS, CTL_PERFORM, CTL_PERFORM_ARGS,
   CTL_WAIT, CTL_SIGNAL, CTL_YIELD, CTL_RESUME, CTL_SUSPEND, CTL_TERMINATE,
   CTL_RETURN_FROM, CTL_RESTART, CTL_QUIT, CTL_SPY,
-  CTL_UNHANDLED, CTL_PRIORITY
+  CTL_UNHANDLED, CTL_PRIORITY, CTL_SORTBLOCK
 };
 
 int st_prim_index(const char *name);
@@ -457,6 +459,16 @@ const PrimDef *st_prim(int index);
 Value st_int_from_i64(VM *vm, int64_t i);
 Value st_normalize(VM *vm, Value v);
 int st_is_integer(Value v);
+
+/* sort: with a block (primcoll.c), a primitive that calls back: its frame
+** (the driver, run by OP_PRIMSTEP in interp.c) holds the receiver, the
+** block and the merge sort's state in these slots. st_sort_step merges
+** until it needs the block's answer for a pair (returns 1 with the pair
+** in *x, *y) or the receiver is sorted (returns 0); answer is the block's
+** answer to the pair it returned last (1: in order), or -1 at the start. */
+enum { SB_RCV, SB_BLOCK, SB_TMP, SB_N, SB_W, SB_LO, SB_MID, SB_HI, SB_I,
+       SB_J, SB_K, SB_FLIP, SB_NEST, SB_NSLOTS };
+int st_sort_step(VM *vm, Value *b, int answer, Value *x, Value *y);
 
 /* Processes (proc.c). */
 Proc *st_proc_new(VM *vm, Value pobj, int priority, int is_main);

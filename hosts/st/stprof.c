@@ -26,6 +26,14 @@ void st_prof_init(VM *vm) {
 
 #ifdef SPY_DISABLE
 
+void st_prof_poll(VM *vm) { (void)vm; }
+void st_prof_process_end(VM *vm, uint64_t pid) { (void)vm; (void)pid; }
+uint32_t st_prof_load_begin(VM *vm, const char *file) {
+  (void)vm; (void)file;
+  return 0;
+}
+void st_prof_load_end(VM *vm, uint32_t prev) { (void)vm; (void)prev; }
+void st_prof_load_poll(VM *vm) { (void)vm; }
 void st_prof_switch(VM *vm, uint64_t pid, const char *name, int rename) {
   (void)vm; (void)pid; (void)name; (void)rename;
 }
@@ -50,27 +58,138 @@ int st_prof_control(VM *vm, uintptr_t *args, int na) {
 
 #else
 
+/* Out of line and cold: the poll points in the dispatch loop stay one
+** load and one branch. Timer mode leaves the sample to the next interrupt
+** check (an activation or a backward jump), where MessageTally's VM takes
+** it, so that it keeps showing what such a profiler shows. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+void st_prof_poll(VM *vm) {
+  if (!vm->prof.timer) spy_poll(vm->prof.v);
+}
+
+/* The walk is incremental, so that a sample costs the frames made since
+** the previous one, not the stack's depth (a 100 000-deep recursion). A
+** frame's activation serial says whether an earlier walk reported it: a
+** frame with a serial at most vm->serial at the last walk existed then
+** and, still being live now, was on the stack then (frames are popped
+** last in, first out), so the last walk of this process reported it. The
+** library allows an incremental walk only when that walk was of the same
+** process. The serials make the contract's "seen" mark, and a frame's
+** index its depth from the root, so the dispatch loop stores nothing more
+** per activation. A restarted frame (retry) keeps its serial and its
+** key. */
 static void walk(void *ud, spy_stack *st) {
   VM *vm = ud;
+  uint64_t seen = vm->prof.walked;
+  vm->prof.walked = vm->serial;
   if (vm->idle) {
     spy_stack_push(st, ST_IDLE_KEY);
     return;
   }
   Proc *p = vm->cur;
-  for (Frame *f = p->f; f > p->frames; f--)
+  uint64_t below = vm->prof.loading ? 1 : 0; /* the [load] frame */
+  for (Frame *f = p->f; f > p->frames; f--) {
+    if (f->serial <= seen && spy_stack_incremental(st)) {
+      spy_stack_unchanged(st, (uint64_t)(f - p->frames) + below);
+      return;
+    }
     spy_stack_push(st, ((uint64_t)st_cid(vm, f->base[0]) << 32) | f->m->id);
+  }
+  if (vm->prof.loading)
+    spy_stack_push(st, ST_LOAD_KEY | (vm->prof.loading - 1));
+}
+
+/* A process ended: the profiler may drop what it kept for it (brackets
+** left open when it was switched out inside a primitive). */
+void st_prof_process_end(VM *vm, uint64_t pid) {
+  if (vm->prof.attached) spy_process_end(vm->prof.v, pid);
+}
+
+/* A source file as profiles name it: kernel files as kernel/NAME.st (as
+** backtraces do), the others by their last component, which is enough
+** to tell a script's lines apart and keeps tree lines short. */
+static const char *file_label(VM *vm, const char *file, char *buf,
+                              size_t len) {
+  if (!file) return "?";
+  const char *slash = strrchr(file, '/'), *base = slash ? slash + 1 : file;
+  size_t k = vm->kernel_dir ? strlen(vm->kernel_dir) : 0;
+  if (k && strncmp(file, vm->kernel_dir, k) == 0 && file[k] == '/') {
+    snprintf(buf, len, "kernel/%s", base);
+    return buf;
+  }
+  return base;
+}
+
+/* Profile names. Methods read as in backtraces, "Class>>sel" with the
+** defining class in parentheses when inherited. Top-level statements and
+** blocks are named by where they are, since their selector says nothing:
+** "DoIt (strings.st:12)", "[] in DoIt (strings.st:12)" and
+** "[] in Foo>>bar (foo.st:30)" (the line of the statement or of the
+** block's bracket), so that the statements of a script are roots of
+** their own and two blocks of one method are two leaves. */
+static void frame_name(VM *vm, Method *m, uint32_t rcid, char *buf,
+                       size_t len) {
+  char fb[300];
+  const char *file = file_label(vm, m->file, fb, sizeof fb);
+  if (m->home->flags & MF_DOIT) {
+    char pre[40] = "";
+    if (m->depth > 0) {
+      size_t d = m->depth < 8 ? m->depth : 8, k = 0;
+      for (size_t i = 0; i < d; i++) pre[k++] = '[';
+      for (size_t i = 0; i < d; i++) pre[k++] = ']';
+      snprintf(pre + k, sizeof pre - k, " in ");
+    }
+    snprintf(buf, len, "%sDoIt (%s:%d)", pre, file, m->line);
+    return;
+  }
+  st_method_name(vm, m, rcid, buf, len);
+  if (m->depth > 0) {
+    size_t n = strlen(buf);
+    snprintf(buf + n, len - n, " (%s:%d)", file, m->line);
+  }
 }
 
 static int name_key(void *ud, uint64_t key, char *buf, size_t len) {
   VM *vm = ud;
+  char fb[300];
   if (key == ST_IDLE_KEY) {
     snprintf(buf, len, "ProcessorScheduler>>idle");
     return 0;
   }
+  if ((key & ~(uint64_t)0xFFFFFFFF) == ST_LOAD_KEY) {
+    uint32_t fi = (uint32_t)key;
+    if (fi >= vm->nfiles) return 1;
+    snprintf(buf, len, "[load] %s",
+             file_label(vm, vm->files[fi], fb, sizeof fb));
+    return 0;
+  }
   uint32_t mid = (uint32_t)key, cid = (uint32_t)(key >> 32);
   if (mid >= vm->nmethods || cid >= vm->nclasses) return 1;
-  st_method_name(vm, vm->methods[mid], cid, buf, len);
+  frame_name(vm, vm->methods[mid], cid, buf, len);
   return 0;
+}
+
+/* Loading a file: the walker shows a "[load] FILE" frame at the root
+** while the loader reads and compiles, and the loader polls after every
+** method it compiles and before every statement it runs (the running
+** code changes there), so that loading and compiling a script is charged
+** to its own node instead of to the first statement that runs after it. */
+uint32_t st_prof_load_begin(VM *vm, const char *file) {
+  uint32_t prev = vm->prof.loading;
+  for (uint32_t i = 0; i < vm->nfiles; i++)
+    if (vm->files[i] == file) vm->prof.loading = i + 1;
+  return prev;
+}
+
+void st_prof_load_end(VM *vm, uint32_t prev) {
+  spy_poll(vm->prof.v);
+  vm->prof.loading = prev;
+}
+
+void st_prof_load_poll(VM *vm) {
+  spy_poll(vm->prof.v);
 }
 
 static int name_process(void *ud, uint64_t pid, char *buf, size_t len) {
@@ -142,14 +261,13 @@ int st_prof_start(VM *vm, const spy_options *o) {
     return rc;
   }
   pr->running = 1;
-  /* Poll mode polls every 256th check (every 4-6 us on the machine of
-  ** bench/st/README.md), well within a sample interval; bracketed
-  ** primitives and process switches take their samples themselves. A
-  ** poll every 32nd check made 1.3-2.2 M calls a second for nothing.
-  ** Timer mode polls at every check, as MessageTally's VM does, so that
-  ** it shows what such a profiler shows. */
-  pr->every = o && o->mode == SPY_MODE_TIMER ? 0 : ST_PROF_ICOUNT;
-  vm->icount = 0; /* start polling at once */
+  /* Poll mode takes samples at the dispatch loop's poll points (every
+  ** send, return and backward jump: st_prof_due), so a sample is charged
+  ** to the method that ran when it fell due. Timer mode polls at every
+  ** interrupt check instead, as MessageTally's VM does, so that it shows
+  ** what such a profiler shows. */
+  pr->timer = o && o->mode == SPY_MODE_TIMER;
+  if (pr->timer) vm->icount = 0; /* interrupt checks poll from now on */
   /* Tell it which process runs now. */
   if (vm->cur) st_switch_to(vm, vm->cur, 1);
   return 0;

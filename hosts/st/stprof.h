@@ -41,6 +41,7 @@
   X(CASE, "String>>asUppercase/asLowercase", "n")                         \
   X(COPY, "ArrayedCollection>>copyFrom:to:", "n")                         \
   X(SORT, "ArrayedCollection>>sort", "n")                                 \
+  X(SORT_BLOCK, "ArrayedCollection>>sort:", "n")                          \
   X(COMPARE, "String>>compare:", "a,b")                                   \
   X(FILL, "ArrayedCollection>>atAllPut:", "n")                            \
   X(NEW, "Behavior>>basicNew:", "n")
@@ -56,7 +57,10 @@ typedef struct StProf {
   int attached;           /* v is a real attachment */
   int owned;              /* started by Profiler spyOn: (not the CLI) */
   int running;
-  int every;              /* interrupt checks between polls, minus one */
+  int timer;              /* timer mode: poll at interrupt checks only */
+  uint64_t walked;        /* vm->serial at the last walk (see walk) */
+  uint32_t loading;       /* 1 + vm->files index of the file being loaded
+                             (its statements are not loading), or 0 */
   int prim_id[ST_MAX_PRIMS]; /* spy primitive id per primitive, or -1 */
   uint8_t *named;         /* bitmap of process ids already named */
   size_t named_bytes;
@@ -75,8 +79,35 @@ struct VM;
 #define ST_GC_BEGIN(vm) spy_gc_begin((vm)->prof.v)
 #define ST_GC_END(vm) spy_gc_end((vm)->prof.v)
 
+/* Is a sample due on v? The one relaxed load and predictable branch of
+** spy_poll, made here so that the dispatch loop can save its frame state
+** (the walker reads it) only when a sample will be taken: the poll points
+** (every send, return and backward jump) then cost that load alone. The
+** flag is the first field of every spy_vm (spy_hot_ in <spyon/hooks.h>). */
+#ifndef SPY_DISABLE
+static inline int st_prof_due(spy_vm *v) {
+  return SPY_LOAD_RELAXED_(&SPY_HOT_(v)->trap_);
+}
+#else
+static inline int st_prof_due(spy_vm *v) {
+  (void)v;
+  return 0;
+}
+#endif
+
 /* Out of line (stprof.c). */
 void st_prof_init(struct VM *vm);
+/* A poll point found a sample due (st_prof_due) and saved the frame
+** state: take it (in timer mode the interrupt check takes it instead). */
+void st_prof_poll(struct VM *vm);
+/* The loader is reading and compiling file (interned in vm->files) from
+** now on (begin; answers what to restore), has ended or paused (end, which
+** first takes a sample that fell due) or has compiled a method (poll). */
+uint32_t st_prof_load_begin(struct VM *vm, const char *file);
+void st_prof_load_end(struct VM *vm, uint32_t prev);
+void st_prof_load_poll(struct VM *vm);
+/* Process pid has ended (st_proc_free). */
+void st_prof_process_end(struct VM *vm, uint64_t pid);
 /* Tell the profiler the running process changed. Each process is named
 ** the first time (again when rename is set: its priority changed). */
 void st_prof_switch(struct VM *vm, uint64_t pid, const char *name,
