@@ -80,20 +80,11 @@ struct VM;
 #define ST_GC_END(vm) spy_gc_end((vm)->prof.v)
 
 /* Is a sample due on v? The one relaxed load and predictable branch of
-** spy_poll, made here so that the dispatch loop can save its frame state
-** (the walker reads it) only when a sample will be taken: the poll points
-** (every send, return and backward jump) then cost that load alone. The
-** flag is the first field of every spy_vm (spy_hot_ in <spyon/hooks.h>). */
-#ifndef SPY_DISABLE
-static inline int st_prof_due(spy_vm *v) {
-  return SPY_LOAD_RELAXED_(&SPY_HOT_(v)->trap_);
-}
-#else
-static inline int st_prof_due(spy_vm *v) {
-  (void)v;
-  return 0;
-}
-#endif
+** spy_poll (spy_poll_due in <spyon/hooks.h>), made here so that the
+** dispatch loop can save its frame state (the walker reads it) only when a
+** sample will be taken: the poll points (every send, return and backward
+** jump) then cost that load alone. */
+static inline int st_prof_due(spy_vm *v) { return spy_poll_due(v); }
 
 /* Out of line (stprof.c). */
 void st_prof_init(struct VM *vm);

@@ -190,6 +190,15 @@ static inline void spy_poll(spy_vm *v) {
   if (SPY_UNLIKELY(SPY_LOAD_RELAXED_(&SPY_HOT_(v)->trap_))) spy_poll_slow_(v);
 }
 
+/* The poll in two halves, for a VM that keeps its frame state in locals
+** of the dispatch loop and must store it before anything walks the stack:
+**     if (SPY_UNLIKELY(spy_poll_due(v))) { save_state(); spy_poll_take(v); }
+** spy_poll_due is the same single load as spy_poll. */
+static inline int spy_poll_due(spy_vm *v) {
+  return SPY_LOAD_RELAXED_(&SPY_HOT_(v)->trap_);
+}
+static inline void spy_poll_take(spy_vm *v) { spy_poll_slow_(v); }
+
 /* Enter primitive prim (an id from spy_prim_register) with 0..4 operand
 ** sizes (their meaning is the one named at registration). */
 static inline void spy_prim_begin(spy_vm *v, int prim) {
@@ -278,6 +287,8 @@ static inline void spy_region_end(spy_vm *v) {
 
 static inline int spy_profiling(spy_vm *v) { (void)v; return 0; }
 static inline void spy_poll(spy_vm *v) { (void)v; }
+static inline int spy_poll_due(spy_vm *v) { (void)v; return 0; }
+static inline void spy_poll_take(spy_vm *v) { (void)v; }
 static inline void spy_prim_begin(spy_vm *v, int p) { (void)v; (void)p; }
 static inline void spy_prim_begin1(spy_vm *v, int p, uint64_t a) {
   (void)v; (void)p; (void)a;
