@@ -21,6 +21,7 @@ int cli_report(int argc, char **argv); /* spyon report FILE.spy */
 int cli_diff(int argc, char **argv);   /* spyon diff A.spy B.spy */
 int cli_merge(int argc, char **argv);  /* spyon merge A.spy... -o C.spy */
 int cli_costs(int argc, char **argv);  /* spyon costs FILE.spy|FILE.csv */
+int cli_browse(int argc, char **argv); /* spyon browse FILE.spy (tui/) */
 int cli_run(int argc, char **argv);    /* spyon [options] SCRIPT [args] */
 
 /* ---- running a script: options shared by every host ----------------- */
@@ -33,6 +34,7 @@ typedef struct cli_run_opts {
   int json, profile;  /* --json, !--no-profile */
   int native;         /* --native */
   double native_us;   /* --native-interval */
+  int browse, live;   /* --browse, --live (tui/) */
 } cli_run_opts;
 
 /* An interpreter spyon can run scripts with, chosen by the script's file
@@ -54,6 +56,12 @@ typedef struct cli_host {
 ** inherit the mask and the handler always runs on the interpreter's
 ** thread, never concurrently with it on the sampler's. */
 void cli_block_stop_signals(int block);
+
+/* For `spyon --live` (tui/live.c): a host publishes its profiler once it
+** has started (P) and withdraws it before stopping it (NULL), so that the
+** browser's thread can take snapshots while the script runs. A host that
+** never publishes is browsed when its script ends. */
+void cli_live_publish(spy_profiler *P);
 
 /* Has a stop signal arrived since the run began? (For a host that makes
 ** its interpreter after the signal handlers are installed.) */

@@ -35,8 +35,10 @@ static int st_run(const char *script, int argc, char **argv,
     stvm_free(vm);
     return 2;
   }
+  if (so) cli_live_publish(stvm_profiler(vm)); /* for --live */
   int status = stvm_run_file(vm, script);
   fflush(stdout);
+  if (so) cli_live_publish(NULL);
   if (so && stvm_profile_stop(vm, out) < 0) *out = NULL;
   current = NULL;
   stvm_free(vm);

@@ -28,6 +28,7 @@ static const struct command {
   {"diff", cli_diff, "BEFORE.spy AFTER.spy      what changed between two"},
   {"merge", cli_merge, "A.spy B.spy... -o OUT.spy   one profile from runs"},
   {"costs", cli_costs, "FILE.spy|FILE.csv [options]   fit cost models"},
+  {"browse", cli_browse, "FILE.spy [--threshold PCT]  browse in the terminal"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -29,6 +29,8 @@
 
 #include "cli/cli.h"
 #include "profile/atomic.h"
+#include "tui/live.h"
+#include "tui/tui.h"
 
 /* Interpreters by script name ending; the first is the default. Hosts
 ** come from other modules' fragments, hence weak. */
@@ -64,6 +66,12 @@ static const cli_opt run_opts[] = {
    offsetof(cli_run_opts, native_us), 10, 1e7, NULL, 0, 0},
   {"--no-profile", NULL, NULL, "run without profiling (hooks stopped)",
    cli_set_off, offsetof(cli_run_opts, profile), 0, 0, NULL, 0, 0},
+  {"--browse", NULL, NULL, "browse the profile in the terminal when the "
+   "script ends", cli_set_on, offsetof(cli_run_opts, browse), 0, 0, NULL, 0,
+   0},
+  {"--live", NULL, NULL, "browse the profile while the script runs; its "
+   "output\nis written out when the browser exits", cli_set_on,
+   offsetof(cli_run_opts, live), 0, 0, NULL, 0, 0},
   {NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, 0, 0},
 };
 
@@ -220,7 +228,7 @@ static const cli_host *host_for(const char *script) {
 }
 
 int cli_run(int argc, char **argv) {
-  cli_run_opts o = {NULL, 100, 0.5, 0, 0, 1, 0, 0};
+  cli_run_opts o = {NULL, 100, 0.5, 0, 0, 1, 0, 0, 0, 0};
   cli_args a;
   int r = cli_parse(&run_cmd, argc, argv, &o, &a);
   if (r >= 0) return r;
@@ -241,6 +249,14 @@ int cli_run(int argc, char **argv) {
     return 2;
   }
   if (o.profile && cli_check_output("spyon", o.out, &script, 1)) return 2;
+  if ((o.browse || o.live) && (!o.profile || o.json)) {
+    fprintf(stderr, "spyon: --browse and --live need the profile "
+                    "(not --no-profile or --json)\n");
+    return 2;
+  }
+  if ((o.browse || o.live) &&
+      !spyT_have_terminal(o.live ? "--live" : "--browse"))
+    return 2;
 
   struct sigaction sa, old[NSTOP];
   memset(&sa, 0, sizeof sa);
@@ -260,12 +276,27 @@ int cli_run(int argc, char **argv) {
   if (o.native_us > 0)
     so.native_interval_ns = (uint64_t)(o.native_us * 1000.0 + 0.5);
   spy_profile *p = NULL;
-  int status = h->run(script, argc - a.rest - 1, argv + a.rest + 1,
-                      o.profile ? &so : NULL, &p);
+  int status;
+  if (o.live) /* the browser here, the script in a thread (tui/live.c) */
+    status = spyT_live(h, script, argc - a.rest - 1, argv + a.rest + 1, &so,
+                       o.threshold, &p);
+  else
+    status = h->run(script, argc - a.rest - 1, argv + a.rest + 1,
+                    o.profile ? &so : NULL, &p);
   fflush(stdout);
   if (p) {
     set_command(p, argc - a.rest, argv + a.rest);
-    if (emit(p, &o) && !status) status = 1;
+    if (o.browse || o.live) {
+      /* Saved with -o; browsed (--browse), or already seen (--live). */
+      if (o.out && emit(p, &o) && !status) status = 1;
+      if (o.browse) {
+        int b = spyT_browse_profile(p, o.threshold); /* frees p */
+        p = NULL;
+        if (b && !status) status = b;
+      }
+    } else if (emit(p, &o) && !status) {
+      status = 1;
+    }
     spy_profile_free(p);
   } else if (o.profile && status != 2) {
     fprintf(stderr, "spyon: could not collect the profile\n");

@@ -157,6 +157,10 @@ int stvm_profile_stop(stvm *vm, spy_profile **out) {
   return st_prof_stop(vm, out);
 }
 
+spy_profiler *stvm_profiler(stvm *vm) {
+  return vm->prof.attached ? vm->prof.P : NULL;
+}
+
 const char *stvm_error(const stvm *vm) {
   return vm->errbuf;
 }

@@ -45,4 +45,9 @@ int stvm_profile_stop(stvm *vm, spy_profile **out);
 
 const char *stvm_error(const stvm *vm);
 
+/* The profiler of a VM being profiled (NULL otherwise), so that another
+** thread can take snapshots of it (spy_profile_take) while the script
+** runs, as `spyon --live` does. Valid until stvm_profile_stop. */
+spy_profiler *stvm_profiler(stvm *vm);
+
 #endif

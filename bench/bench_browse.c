@@ -1,0 +1,317 @@
+/*
+** bench/bench_browse.c: the browser's speed targets on a large profile.
+**
+** Targets (issue 13): a 1 M-node profile opens in under 1 s, and every key
+** answers in under 50 ms. "Opens" is what `spyon browse` does before the
+** first screen is up: spy_profile_load of the file, building the tree
+** model and laying out the first 80x24 screen. "Answers" is one key's
+** action plus laying out the next screen, measured through tui/view.c,
+** the same code the curses layer calls (curses itself only copies the
+** 24 lines to the terminal). Each key is timed REPS times in a row (so
+** toggles go there and back: the second G reuses the tree the first one
+** left) and the table shows the slowest, in wall time and in this
+** process's CPU time (the machine may be shared: CPU time is what the
+** browser itself spent).
+**
+** The profile is generated: PROCS processes, about NODES nodes in all,
+** paths up to 48 deep, frames drawn from FRAMES methods (so paths repeat
+** frames: recursion to collapse), siblings heaviest first, saved with
+** spy_profile_save and loaded back.
+**
+**   bench/bench_browse [-n NODES] [-p PROCS] [-f FRAMES] [-c COLS]
+*/
+#include "config.h"
+
+#include <spyon.h>
+#include <spyon/profile.h>
+
+#include "profile/profile.h"
+#include "report/tree.h"
+#include "tui/view.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { REPS = 2 }; /* toggles (G, r, E/C...) go there and back */
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* CPU time of this process: on a loaded machine the wall time of a step
+** includes waiting for a core, its CPU time does not. */
+static double cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static uint64_t rng = 0x2545F4914F6CDD1Du;
+static uint64_t rnd(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+typedef struct kt {
+  uint64_t total;
+  uint32_t node;
+} kt;
+
+static int kt_cmp(const void *a, const void *b) {
+  const kt *x = a, *y = b;
+  return x->total != y->total ? (x->total < y->total ? 1 : -1)
+                              : (x->node > y->node) - (x->node < y->node);
+}
+
+static spy_profile *generate(size_t nnodes, unsigned nproc, unsigned nframes) {
+  spy_profile *p = spyP_new();
+  if (!p) return NULL;
+  size_t cap = nnodes + nproc + 1;
+  p->frames = spyP_calloc(p, nframes + nproc, sizeof *p->frames);
+  p->nodes = spyP_calloc(p, cap, sizeof *p->nodes);
+  p->processes = spyP_calloc(p, nproc, sizeof *p->processes);
+  uint32_t *nkids = calloc(cap, sizeof *nkids);
+  if (!p->frames || !p->nodes || !p->processes || !nkids) return NULL;
+  static const char *cls[] = {"LargePositiveInteger", "OrderedCollection",
+                              "Dictionary", "String", "Interval", "Parser"};
+  /* Every 11th frame is a primitive (key: its index in prims). */
+  p->prims = spyP_calloc(p, nframes / 11 + 1, sizeof *p->prims);
+  if (!p->prims) return NULL;
+  for (unsigned i = 0; i < nframes; i++) {
+    char name[96];
+    int prim = i % 11 == 10;
+    snprintf(name, sizeof name, "%s>>%s%u:", cls[i % 6],
+             prim ? "primitive" : "method", i);
+    char *nm = spyP_strdup(p, name);
+    uint64_t key = 0x10000 + i;
+    if (prim) {
+      key = p->nprims;
+      p->prims[p->nprims++] = (spy_profile_prim){.name = nm, .calls = 1};
+    }
+    p->frames[i] = (spy_frame){prim ? SPY_FRAME_PRIM : SPY_FRAME_METHOD, key,
+                               nm};
+  }
+  for (unsigned k = 0; k < nproc; k++) {
+    char name[32];
+    snprintf(name, sizeof name, "process %u", k + 1);
+    p->frames[nframes + k] =
+        (spy_frame){SPY_FRAME_ROOT, k + 1, spyP_strdup(p, name)};
+  }
+  p->nframes = nframes + nproc;
+  uint32_t path[64];
+  for (unsigned k = 0; k < nproc; k++) {
+    uint32_t r = (uint32_t)p->nnodes++;
+    p->nodes[r] = (spy_node){nframes + k, SPY_NONE, SPY_NONE, SPY_NONE,
+                             0, 0, 0, 0};
+    p->processes[k] =
+        (spy_process){k + 1, p->frames[nframes + k].name, r, 0, 0};
+    p->nprocesses++;
+    size_t target = (nnodes / nproc) * (k + 1);
+    unsigned d = 1;
+    path[0] = r;
+    while (p->nnodes < target + k + 1) {
+      unsigned roll = (unsigned)(rnd() % 100);
+      if (d > 1 && (roll < 42 || d >= 48)) {
+        d--;
+        continue;
+      }
+      uint32_t par = path[d - 1];
+      uint32_t f = (uint32_t)((p->nodes[par].frame * 2654435761u +
+                               nkids[par] * 40503u + d) %
+                              nframes);
+      uint32_t n = (uint32_t)p->nnodes++;
+      uint64_t self = rnd() % 2 ? (rnd() % 5000) * 1000 : 0;
+      p->nodes[n] = (spy_node){f, par, SPY_NONE, p->nodes[par].first_child,
+                               0, self, 0, self / 100000};
+      p->nodes[par].first_child = n;
+      nkids[par]++;
+      path[d++] = n;
+    }
+  }
+  for (size_t i = 0; i < p->nnodes; i++) {
+    p->nodes[i].total_ns = p->nodes[i].self_ns;
+    p->nodes[i].tallies = p->nodes[i].self_tallies;
+  }
+  for (size_t i = p->nnodes; i-- > 0;) {
+    uint32_t par = p->nodes[i].parent;
+    if (par == SPY_NONE) continue;
+    p->nodes[par].total_ns += p->nodes[i].total_ns;
+    p->nodes[par].tallies += p->nodes[i].tallies;
+  }
+  /* Siblings heaviest first, as the sampler writes them. */
+  kt *k = malloc(cap * sizeof *k);
+  if (!k) return NULL;
+  for (size_t i = 0; i < p->nnodes; i++) {
+    size_t m = 0;
+    for (uint32_t c = p->nodes[i].first_child; c != SPY_NONE;
+         c = p->nodes[c].next_sibling)
+      k[m++] = (kt){p->nodes[c].total_ns, c};
+    if (m < 2) continue;
+    qsort(k, m, sizeof *k, kt_cmp);
+    p->nodes[i].first_child = k[0].node;
+    for (size_t j = 0; j < m; j++)
+      p->nodes[k[j].node].next_sibling = j + 1 < m ? k[j + 1].node : SPY_NONE;
+  }
+  free(k);
+  free(nkids);
+  for (unsigned q = 0; q < nproc; q++) {
+    const spy_node *rn = &p->nodes[p->processes[q].root];
+    p->processes[q].total_ns = rn->total_ns;
+    p->processes[q].tallies = rn->tallies;
+    p->wall_ns += rn->total_ns;
+    p->tallies += rn->tallies;
+  }
+  p->interval_ns = 100000;
+  p->clock = "tsc";
+  return p;
+}
+
+static void null_sink(void *ud, const spyT_line *l) {
+  size_t *n = ud;
+  *n += strlen(l->text);
+}
+
+static int rows = 24, cols = 80;
+
+static double draw(spyT_app *a) {
+  size_t n = 0;
+  double t = now_ms();
+  spyT_draw(a, rows, cols, null_sink, &n);
+  return now_ms() - t;
+}
+
+/* One key (or a short sequence, e.g. "/query\n"), REPS times: the
+** slowest key + redraw, in wall and CPU time. */
+static double keyed(spyT_app *a, const int *keys, size_t nk, double *cpu) {
+  double worst = 0;
+  *cpu = 0;
+  for (int r = 0; r < REPS; r++) {
+    double t = now_ms(), c = cpu_ms();
+    for (size_t i = 0; i < nk; i++) spyT_key(a, keys[i]);
+    size_t n = 0;
+    spyT_draw(a, rows, cols, null_sink, &n);
+    double d = now_ms() - t, dc = cpu_ms() - c;
+    if (d > worst) worst = d;
+    if (dc > *cpu) *cpu = dc;
+  }
+  return worst;
+}
+
+int main(int argc, char **argv) {
+  size_t nnodes = 1000000;
+  unsigned nproc = 4, nframes = 20000;
+  int opt;
+  while ((opt = getopt(argc, argv, "n:p:f:c:")) != -1) {
+    if (opt == 'n') nnodes = strtoul(optarg, NULL, 10);
+    else if (opt == 'p') nproc = (unsigned)strtoul(optarg, NULL, 10);
+    else if (opt == 'f') nframes = (unsigned)strtoul(optarg, NULL, 10);
+    else if (opt == 'c') cols = atoi(optarg);
+    else {
+      fprintf(stderr, "usage: bench_browse [-n NODES] [-p PROCS] "
+                      "[-f FRAMES] [-c COLS]\n");
+      return 2;
+    }
+  }
+  if (!nproc || nframes < 10 || cols < 20) return 2;
+  double t = now_ms();
+  spy_profile *g = generate(nnodes, nproc, nframes);
+  if (!g) {
+    fprintf(stderr, "bench_browse: out of memory\n");
+    return 1;
+  }
+  char path[4096], err[512];
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(path, sizeof path, "%s/bench_browse.%d.spy", tmp, (int)getpid());
+  if (spy_profile_save(g, path, err, sizeof err) < 0) {
+    fprintf(stderr, "bench_browse: %s\n", err);
+    return 1;
+  }
+  size_t nn = g->nnodes;
+  spy_profile_free(g);
+  double gen = now_ms() - t;
+
+  /* Open: load, build, first screen. */
+  t = now_ms();
+  double c0 = cpu_ms();
+  spy_profile *p;
+  if (spy_profile_load(path, &p, err, sizeof err) < 0) {
+    fprintf(stderr, "bench_browse: %s\n", err);
+    return 1;
+  }
+  double load = now_ms() - t, load_cpu = cpu_ms() - c0;
+  spyT_app a;
+  if (spyT_app_init(&a, p, 0.5) < 0) return 1;
+  double first = draw(&a);
+  double open = now_ms() - t, open_cpu = cpu_ms() - c0;
+  unlink(path);
+
+  printf("bench_browse: %zu nodes, %u processes, %u frames; screen %dx%d; "
+         "slowest of %d\n", nn, nproc, nframes, cols, rows, REPS);
+  printf("(generate and save: %.0f ms)\n\n", gen);
+  printf("%-40s %9s %9s  %s\n", "step", "wall ms", "cpu ms", "target");
+  printf("%-40s %9.1f %9.1f\n", "open: load the file", load, load_cpu);
+  printf("%-40s %9.1f %9.1f  %s\n", "open: load + build + first screen",
+         open, open_cpu, open < 1000 ? "< 1000 ok" : "< 1000 MISSED");
+  (void)first;
+
+  static const struct {
+    const char *what;
+    int keys[24];
+  } steps[] = {
+    {"j (down)", {'j'}},
+    {"k (up)", {'k'}},
+    {"PgDn", {SPYT_K_PGDN}},
+    {"Enter (toggle)", {SPYT_K_ENTER}},
+    {"l / Right (expand)", {'l'}},
+    {"h / Left (collapse)", {'h'}},
+    {"+ (expand subtree)", {'+'}},
+    {"- (collapse subtree)", {'-'}},
+    {"E (expand all)", {'E'}},
+    {"End (after E)", {SPYT_K_END}},
+    {"Home (after E)", {SPYT_K_HOME}},
+    {"PgDn (after E)", {SPYT_K_PGDN}},
+    {"C (collapse all)", {'C'}},
+    {"/ method77 Enter (search)", {'/', 'm', 'e', 't', 'h', 'o', 'd', '7', '7',
+                                   SPYT_K_ENTER}},
+    {"n (next match)", {'n'}},
+    {"N (previous match)", {'N'}},
+    {"f (focus)", {'f'}},
+    {"u (back)", {'u'}},
+    {"G (invert; again: back)", {'G'}},
+    {"r (collapse recursion; again: back)", {'r'}},
+    {"s (sort: total, self)", {'s'}},
+    {"s (sort: name, then total again)", {'s'}},
+    {"p j Enter (pick the heaviest process)", {'p', 'j', SPYT_K_ENTER}},
+    {"t Enter (all processes merged)", {'t', 'k', 'k', SPYT_K_ENTER}},
+    {"T 2 Enter (threshold)", {'T', '2', SPYT_K_ENTER}},
+    {"T 0 Enter (no threshold)", {'T', '0', SPYT_K_ENTER}},
+    {"Tab (next view)", {SPYT_K_TAB}},
+    {"2 (Leaves)", {'2'}},
+    {"3 (Primitives)", {'3'}},
+    {"5 (Steps)", {'5'}},
+    {"1 (Tree)", {'1'}},
+    {"? (help; any key closes it)", {'?'}},
+  };
+  int missed = 0;
+  double worst = 0;
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    size_t nk = 0;
+    while (nk < 24 && steps[i].keys[nk]) nk++;
+    double cpu, ms = keyed(&a, steps[i].keys, nk, &cpu);
+    if (ms > worst) worst = ms;
+    if (ms >= 50) missed++;
+    printf("%-40s %9.1f %9.1f  %s\n", steps[i].what, ms, cpu,
+           ms < 50 ? "< 50 ok" : "< 50 MISSED");
+  }
+  printf("\nslowest key: %.1f ms; %d key%s over 50 ms\n", worst, missed,
+         missed == 1 ? "" : "s");
+  spyT_app_free(&a);
+  return missed || open >= 1000;
+}

@@ -1,0 +1,225 @@
+/*
+** report/tree.h: the browsable call tree (internal, spyR_), the model the
+** ncurses browser (tui/) draws. It lives here, free of curses, so tests and
+** the benchmark drive it without a terminal.
+**
+** A spyR_tree is built from a profile for one process or for all processes
+** merged, optionally inverted (callers view) and with recursion collapsed.
+** It is its own node array (not the profile's), because merging, inversion
+** and collapsing all make nodes the profile does not have:
+**
+**   merged     the process roots become one root; children with the same
+**              frame (kind and key) under one parent are one node.
+**   inverted   perf's caller view: the root's children are the frames that
+**              have self time (the leaves), each weighted by that self time;
+**              a node's children are the frames that called it. The root's
+**              total stays the profile's total.
+**   collapsed  a frame already on the path from the root is not repeated:
+**              the recursive call's time is merged into the outermost
+**              occurrence of that frame on the path.
+**
+** Totals are recomputed from self times, so every view keeps the invariant
+** "a node's total is its self time plus its children's totals" and the
+** root's total equals the selected processes' total (tested).
+**
+** Nodes carry stable ids: a hash of the frame path (kind and key, not
+** indices) from the root, seeded by the view (process, inversion,
+** collapse). Expansion, focus and the cursor are kept by id, so they
+** survive a rebuild: a new snapshot of a live profile, a sort change, a
+** process switch and back.
+**
+** The visible rows are flattened into an array (row -> node), so paging and
+** drawing any screenful cost O(rows on screen); expansion changes rebuild
+** it in O(visible rows).
+*/
+#ifndef SPY_REPORT_TREE_H
+#define SPY_REPORT_TREE_H
+
+#include <spyon/profile.h>
+
+#include "report/format.h"
+
+/* How children are ordered. */
+typedef enum spyR_sort {
+  SPYR_SORT_TOTAL = 0, /* heaviest total first (the report's order) */
+  SPYR_SORT_SELF = 1,  /* heaviest self time first */
+  SPYR_SORT_NAME = 2,  /* by label */
+  SPYR_SORT_N
+} spyR_sort;
+
+/* The process selection meaning "all processes merged". */
+#define SPYR_ALL UINT32_MAX
+
+typedef struct spyR_tnode {
+  uint64_t id;          /* stable id (path hash) */
+  uint32_t frame;       /* index into p->frames; SPY_NONE: the merged root */
+  uint32_t parent;      /* SPY_NONE for the root (index 0) */
+  uint32_t kids, nkids; /* children: t->kid[kids .. kids+nkids) */
+  uint32_t depth;       /* 0 for the root */
+  uint32_t pre;         /* pre-order number in the sorted tree */
+  uint64_t total_ns, self_ns, tallies, self_tallies;
+} spyR_tnode;
+
+/* One visible row. */
+typedef struct spyR_trow {
+  uint32_t node;
+  uint32_t depth; /* 0 for a child of the top node */
+} spyR_trow;
+
+typedef struct spyR_hset {
+  uint64_t *slot; /* 0 is the empty slot; ids are never 0 */
+  size_t cap, n;
+} spyR_hset;
+
+/* A built tree kept for a quick way back (G twice, r twice, a process
+** and back): the node arrays and what they were built for. */
+typedef struct spyR_built {
+  const spy_profile *p;
+  uint32_t process;
+  int inverted, collapse;
+  spyR_sort sort;
+  spyR_tnode *n;
+  size_t nn;
+  uint32_t *kid, *src;
+} spyR_built;
+
+#define SPYR_CACHE 2
+
+typedef struct spyR_tree {
+  const spy_profile *p;
+  /* The view: set them, then call spyR_tree_build. */
+  uint32_t process;     /* index into p->processes, or SPYR_ALL */
+  int inverted, collapse;
+  spyR_sort sort;
+  double threshold_pct; /* rows below this share of the profile are hidden */
+
+  /* The built tree: n[0] is the root; built_p is the profile and sort it
+  ** was built from. */
+  const spy_profile *built_p;
+  uint32_t built_process;
+  int built_inverted, built_collapse;
+  spyR_sort built_sort;
+  spyR_tnode *n;
+  size_t nn;
+  uint32_t *kid;
+  uint32_t *src;          /* per node: the first profile node mapped to it
+                             (orders ties as the text report does) */
+  unsigned char *islast;  /* per node: last shown child of its parent */
+  uint64_t base_ns;     /* what percentages are shares of (spyR_base_ns) */
+  double min_ns;        /* the visibility bound from threshold_pct */
+
+  /* Expansion: a node is expanded when all_expanded differs from its id
+  ** being in `flip` (so E and C are O(1) and forget per-node state). */
+  int all_expanded;
+  spyR_hset flip;
+
+  /* Focus: a stack of node ids, innermost last; the top node is the last
+  ** one that resolves (the root when empty). */
+  uint64_t *focus;
+  size_t nfocus, capfocus;
+  uint32_t top;
+
+  /* Visible rows under the top node, and the cursor's row. */
+  spyR_trow *row;
+  size_t nrows, caprows;
+  size_t cursor;
+
+  /* Search: the query and the matching nodes in pre-order. */
+  char *query;
+  uint32_t *match;
+  size_t nmatch;
+  unsigned char *frame_hit; /* per frame: its label matches the query */
+
+  /* The label test per frame is kept for this query and profile. */
+  char *hit_query;
+  const spy_profile *hit_p;
+
+  spyR_built cache[SPYR_CACHE]; /* earlier builds, most recent first */
+
+  spyR_buf lab; /* scratch */
+  int oom;
+} spyR_tree;
+
+/* Initialize t for profile p (which must outlive t): process SPYR_ALL when
+** p has several processes else 0, not inverted, sort by total, threshold
+** 0; nothing built yet. */
+SPY_INTERNAL void spyR_tree_init(spyR_tree *t, const spy_profile *p);
+SPY_INTERNAL void spyR_tree_free(spyR_tree *t);
+
+/* (Re)build the tree from t->p and the view fields, then restore the focus,
+** the expansion and the cursor (by node id) and the search. Returns 0,
+** SPY_EINVAL (bad process index), SPY_ENOMEM or SPY_EFORMAT (the profile's
+** nodes do not form a tree). Call it again after changing t->p (a new
+** snapshot), the process, inverted or collapse. */
+SPY_INTERNAL int spyR_tree_build(spyR_tree *t);
+
+/* Forget the earlier builds and cached label tests: call it before
+** spyR_tree_build when t->p was replaced (a new snapshot), since a freed
+** profile's address may come back. */
+SPY_INTERNAL void spyR_tree_forget(spyR_tree *t);
+
+/* Re-sort children (after changing t->sort) or re-filter (after changing
+** t->threshold_pct) without rebuilding; keeps the cursor on its node. */
+SPY_INTERNAL int spyR_tree_resort(spyR_tree *t);
+SPY_INTERNAL int spyR_tree_refilter(spyR_tree *t);
+
+/* Is node n visible under the threshold; is it expanded? */
+SPY_INTERNAL int spyR_tree_shown(const spyR_tree *t, uint32_t n);
+SPY_INTERNAL int spyR_tree_expanded(const spyR_tree *t, uint32_t n);
+/* Visible children of n (those at or above the threshold). */
+SPY_INTERNAL size_t spyR_tree_nshown(const spyR_tree *t, uint32_t n);
+
+/* The node under the cursor (SPY_NONE when there are no rows). */
+SPY_INTERNAL uint32_t spyR_tree_cur(const spyR_tree *t);
+
+/* Expansion. Each re-flattens the rows and keeps the cursor on its node.
+**   set      expand (on != 0) or collapse node n
+**   subtree  the same for n and every node below it
+**   all      every node (E / C)
+** Return 0 or SPY_ENOMEM. */
+SPY_INTERNAL int spyR_tree_set(spyR_tree *t, uint32_t n, int on);
+SPY_INTERNAL int spyR_tree_subtree(spyR_tree *t, uint32_t n, int on);
+SPY_INTERNAL int spyR_tree_all(spyR_tree *t, int on);
+/* Expand every node whose total is at least pct of the base (the first
+** screen: the heavy paths open). */
+SPY_INTERNAL int spyR_tree_open_heavy(spyR_tree *t, double pct);
+
+/* Focus on node n (it becomes the top) / go back one focus. Return 0,
+** 1 when there was nothing to do, or SPY_ENOMEM. */
+SPY_INTERNAL int spyR_tree_focus(spyR_tree *t, uint32_t n);
+SPY_INTERNAL int spyR_tree_unfocus(spyR_tree *t);
+
+/* Move the cursor to node n, expanding its ancestors below the top (and
+** unfocusing when n is not under the top). 0, or SPY_ENOMEM. */
+SPY_INTERNAL int spyR_tree_reveal(spyR_tree *t, uint32_t n);
+
+/* Find a child of the root whose frame is `frame` (SPY_NONE if none). */
+SPY_INTERNAL uint32_t spyR_tree_find_top(const spyR_tree *t, uint32_t frame);
+
+/* Search: set the query (case-insensitive substring of the label; NULL or
+** "" clears it) and collect every visible-under-threshold node below the
+** top whose label matches, in pre-order (reading order with everything
+** expanded). Returns the number of matches or SPY_ENOMEM. */
+SPY_INTERNAL int spyR_tree_search(spyR_tree *t, const char *query);
+/* The next (dir > 0) or previous match after the cursor's node in
+** pre-order, wrapping; SPY_NONE when there are no matches. */
+SPY_INTERNAL uint32_t spyR_tree_next_match(const spyR_tree *t, int dir);
+/* Does node n's frame match the query? */
+SPY_INTERNAL int spyR_tree_is_match(const spyR_tree *t, uint32_t n);
+
+/* The label of node n (the frame's label, "all processes" for the merged
+** root) appended to b. */
+SPY_INTERNAL void spyR_tree_label(const spyR_tree *t, uint32_t n, spyR_buf *b);
+
+/* The `|` guides of row r, as the text report draws them (report/walk.h),
+** appended to b; deeper than `wrap` tabs the prefix restarts with "[". */
+SPY_INTERNAL void spyR_tree_guides(const spyR_tree *t, size_t r,
+                                   unsigned wrap, spyR_buf *b);
+
+/* Self time per frame over the selected processes, heaviest first, into
+** *out (malloc'd, *n entries; frames with no self time left out). 0 or
+** SPY_ENOMEM. */
+SPY_INTERNAL int spyR_tree_leaves(const spyR_tree *t, spy_leaf **out,
+                                  size_t *n);
+
+#endif
