@@ -83,7 +83,7 @@ for case in $cases; do
     start "$spyon" browse "$tmp/work.spy"
     wait_for '^\[Tree\] Leaves'
     wait_for 'tallies .* ms +interval 100/'
-    wait_for '^- +[0-9]+\.[0-9]+ \([0-9,]+\)  UndefinedObject>>DoIt'
+    wait_for '^- +[0-9]+\.[0-9]+ \([0-9,]+\)  .*DoIt'
     wait_for '\|[0-9]+\.[0-9]+ \([0-9,]+\)  LargePositiveInteger>>squared'
     wait_for '\? help +q quit'
     keys q
@@ -112,7 +112,7 @@ for case in $cases; do
     keys f
     wait_for '^  focus: .*squaredByFourth'
     wait_for '^focus on LargePositiveInteger>>squaredByFourth'
-    wait_gone 'UndefinedObject>>DoIt *[0-9,]*$'
+    wait_gone '^[-+ ] .*DoIt'
     keys u
     wait_for '^  main .* 100\.00'
     keys q
@@ -199,7 +199,7 @@ for case in $cases; do
   live) # --live: the tree while it runs, the script's output after.
     start "$spyon" --live "$src/tests/tui/live.st"
     wait_for '\[live [0-9.]+ s'
-    wait_for 'UndefinedObject>>DoIt'
+    wait_for 'DoIt'
     T capture-pane -p -t e2e | grep -q 'live step' &&
       fail "the script's output reached the screen"
     wait_for '\[finished, exit 0'
