@@ -86,14 +86,9 @@ int spyC_bootstrap(const spyC_design *d, const spyC_sopt *so,
     sub.n = m;
     sub.X = malloc(m * (size_t)p * sizeof *sub.X);
     sub.y = malloc(m * sizeof *sub.y);
-    perm = malloc(d->n * sizeof *perm);
+    perm = spyC_sample(rng, d->n, m);
     if (!sub.X || !sub.y || !perm) goto out;
-    for (size_t i = 0; i < d->n; i++) perm[i] = i;
     for (size_t i = 0; i < m; i++) {
-      size_t j = i + gsl_rng_uniform_int(rng, d->n - i);
-      size_t t = perm[i];
-      perm[i] = perm[j];
-      perm[j] = t;
       memcpy(sub.X + i * (size_t)p, d->X + perm[i] * (size_t)p,
              (size_t)p * sizeof(double));
       sub.y[i] = d->y[perm[i]];

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_statistics_double.h>
+
 #include "cost/util.h"
 
 #define COMPARE_ROWS 10000
@@ -55,7 +57,7 @@ static int fit_shift(const spyC_design *tr, int icpt, double D,
   size_t k = (size_t)ceil(D * (double)tr->n);
   if (k < 1) k = 1;
   if (k > tr->n) k = tr->n;
-  double c = spyC_kth(r, tr->n, k - 1);
+  double c = gsl_stats_select(r, 1, tr->n, k - 1);
   free(r);
   b->param = c;
   if (icpt >= 0) b->beta[icpt] += c;
@@ -127,15 +129,8 @@ int spyC_dconf(const spyC_prim *p, const spyC_model *bm, double D,
   if (n < 10 || ntest < 1 || ntest >= n) return 0;
   size_t ntrain = n - ntest;
   if (ntrain > bound_rows) ntrain = bound_rows;
-  size_t *perm = malloc(n * sizeof *perm);
+  size_t *perm = spyC_sample(rng, n, ntest + ntrain);
   if (!perm) return SPY_ENOMEM;
-  for (size_t i = 0; i < n; i++) perm[i] = i;
-  for (size_t i = 0; i < ntest + ntrain; i++) {
-    size_t j = i + gsl_rng_uniform_int(rng, n - i);
-    size_t t = perm[i];
-    perm[i] = perm[j];
-    perm[j] = t;
-  }
   spyC_design te = {0}, tr = {0};
   int rc = spyC_design_build(bm, p, perm, ntest, &te, NULL);
   if (rc == 0) rc = spyC_design_build(bm, p, perm + ntest, ntrain, &tr, NULL);

@@ -21,6 +21,7 @@
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
+#include <gsl/gsl_statistics_double.h>
 
 #include "cost/bootstrap.h"
 #include "cost/data.h"
@@ -255,13 +256,13 @@ static void tukey(spy_cost_fit *f, const double *e, size_t n, double *tmp) {
   }
 }
 
-/* Rows to keep after culling: |e - median| <= nsigma * 1.4826 MAD. */
+/* Rows to keep after culling: |e - median| <= nsigma * 1.4826 MAD (the
+** MAD scaled to a normal's sigma). */
 static size_t cull_rows(const double *e, size_t n, double nsigma,
                         double *tmp, size_t *keep) {
   memcpy(tmp, e, n * sizeof *tmp);
   double med = spyC_quantile(tmp, n, 0.5);
-  for (size_t i = 0; i < n; i++) tmp[i] = fabs(e[i] - med);
-  double sigma = 1.4826 * spyC_quantile(tmp, n, 0.5);
+  double sigma = 1.4826 * gsl_stats_mad0(e, 1, n, tmp);
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     if (!(sigma > 0) || fabs(e[i] - med) <= nsigma * sigma) keep[k++] = i;

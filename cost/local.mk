@@ -42,15 +42,15 @@ fuzz: cost/fuzz_csv cost/fuzz_expr cost/fuzz_fit
 cost/fuzz_csv: $(top_srcdir)/cost/fuzz_csv.c $(cost_fuzz_lib) \
 		$(cost_fuzz_headers)
 	@$(MKDIR_P) cost
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AM_CPPFLAGS) -o $@ \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AM_CPPFLAGS) $(GSL_CFLAGS) -o $@ \
 		$(top_srcdir)/cost/fuzz_csv.c $(top_srcdir)/cost/csv.c \
-		$(top_srcdir)/cost/data.c $(top_srcdir)/cost/util.c
+		$(top_srcdir)/cost/data.c $(top_srcdir)/cost/util.c $(GSL_LIBS)
 cost/fuzz_expr: $(top_srcdir)/cost/fuzz_expr.c $(cost_fuzz_lib) \
 		$(cost_fuzz_headers)
 	@$(MKDIR_P) cost
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AM_CPPFLAGS) -o $@ \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AM_CPPFLAGS) $(GSL_CFLAGS) -o $@ \
 		$(top_srcdir)/cost/fuzz_expr.c $(top_srcdir)/cost/expr.c \
-		$(top_srcdir)/cost/util.c -lm
+		$(top_srcdir)/cost/util.c $(GSL_LIBS) -lm
 cost/fuzz_fit: $(top_srcdir)/cost/fuzz_fit.c $(cost_fuzz_lib) \
 		$(cost_fuzz_headers)
 	@$(MKDIR_P) cost

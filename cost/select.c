@@ -14,22 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Choose min(n, cap) distinct rows uniformly (partial Fisher-Yates) and
-** return them shuffled. */
-static size_t *subsample(size_t n, size_t cap, gsl_rng *rng, size_t *m) {
-  size_t *idx = malloc((n ? n : 1) * sizeof *idx);
-  if (!idx) return NULL;
-  for (size_t i = 0; i < n; i++) idx[i] = i;
-  size_t k = n < cap ? n : cap;
-  for (size_t i = 0; i < k; i++) {
-    size_t j = i + gsl_rng_uniform_int(rng, n - i);
-    size_t t = idx[i];
-    idx[i] = idx[j];
-    idx[j] = t;
-  }
-  *m = k;
-  return idx;
-}
+#include "cost/util.h"
 
 /* Cross-validate one candidate: per-fold mean losses into FL[0..k). The
 ** candidate is first fitted exactly on the whole subsample; each fold's
@@ -74,8 +59,8 @@ static int cv_one(const spyC_design *d, const unsigned char *fold,
 int spyC_select(const spyC_prim *p, spyC_cand *c, size_t nc, unsigned k,
                 size_t select_rows, const spyC_sopt *so, gsl_rng *rng) {
   if (k < 2) k = 2;
-  size_t m = 0;
-  size_t *rows = subsample(p->n, select_rows, rng, &m);
+  size_t m = p->n < select_rows ? p->n : select_rows;
+  size_t *rows = spyC_sample(rng, p->n, m);
   unsigned char *fold = malloc(m ? m : 1);
   double *w = malloc((m ? m : 1) * sizeof *w);
   double fl[256];

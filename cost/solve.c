@@ -23,6 +23,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit.h>
+#include <gsl/gsl_statistics_double.h>
 #include <gsl/gsl_vector.h>
 
 #define PMAX 32
@@ -523,103 +524,133 @@ static int newton_quantile(core *c, const spyC_sopt *s, double *beta,
   return rc;
 }
 
-/* Seed 002's algorithm 2 inner fit: least squares with the residuals of
-** points above the curve weighted by alpha (their squares by alpha^2);
-** iterate until the set of points above the curve stops changing. */
-static int irls_asym(core *c, const spyC_sopt *s, double *beta,
-                     spyC_sinfo *info, double *r, double *v) {
-  const spyC_prob *pb = c->pb;
-  double a2 = s->alpha * s->alpha, prev[PMAX];
-  residuals(pb, beta, r);
-  for (int it = 0; it < s->maxit; it++) {
-    for (size_t i = 0; i < pb->n; i++) {
-      double wi = r[i] > 0 ? a2 : 1.0;
-      v[i] = pb->w ? pb->w[i] * wi : wi;
-    }
-    memcpy(prev, beta, (size_t)c->p * sizeof *beta);
-    int rc = wls_step(c, v, 0, s->nonneg, beta, info);
-    if (rc) return rc;
-    residuals(pb, beta, r);
-    info->iters = it + 1;
-    size_t flips = 0;
-    for (size_t i = 0; i < pb->n; i++)
-      flips += (r[i] > 0) != (v[i] == (pb->w ? pb->w[i] * a2 : a2));
-    if (flips == 0 || rel_change(c, prev, beta) < s->tol) {
-      info->converged = 1;
-      break;
-    }
-  }
-  return 0;
-}
+/* ===================================================================
+** Iteratively reweighted least squares
+** =================================================================== */
 
-/* Relative-error weighted least squares: weights 1/fit^2 from the previous
-** iterate (feasible GLS for timing noise that grows with the cost). */
-static int irls_wls(core *c, const spyC_sopt *s, double *beta,
-                    spyC_sinfo *info, double *r, double *v) {
-  const spyC_prob *pb = c->pb;
-  double prev[PMAX], ymean = 0;
-  for (size_t i = 0; i < pb->n; i++) ymean += fabs(pb->y[i]);
-  ymean /= (double)pb->n;
-  double floor = fmax(ymean * 1e-3, 1e-300);
-  for (int it = 0; it < 20 && it < s->maxit; it++) {
-    residuals(pb, beta, r);
-    for (size_t i = 0; i < pb->n; i++) {
-      double f = pb->y[i] - r[i];
-      f = f > floor ? f : floor;
-      v[i] = (pb->w ? pb->w[i] : 1.0) / (f * f);
-    }
-    memcpy(prev, beta, (size_t)c->p * sizeof *beta);
-    int rc = wls_step(c, v, 0, s->nonneg, beta, info);
-    if (rc) return rc;
-    info->iters = it + 1;
-    if (rel_change(c, prev, beta) < 1e-6) {
-      info->converged = 1;
-      break;
-    }
-  }
-  return 0;
-}
+/* What one reweighting scheme supplies to irls(): from the residuals R of
+** the current beta it fills the row weights V[0..n) (observation weights
+** included). It returns 0 to take a step with them, 1 when the current
+** beta is already the answer (the weights would be the last step's, or
+** the fit is exact), or a negative SPY_E* code. IT counts the steps
+** taken so far; on a later call V still holds the last step's weights. */
+typedef int (*weigh_fn)(const spyC_prob *pb, const spyC_sopt *s,
+                        const double *r, double *v, void *ctx, int it);
 
-/* Huber or bisquare M-estimation with GSL's weight functions and default
-** tuning constants; the scale is the MAD of the residuals (as GSL's
-** gsl_multifit_robust), weights multiply the observation weights. */
-static int irls_robust(core *c, const spyC_sopt *s, double *beta,
-                       spyC_sinfo *info, double *r, double *v) {
+/* The one IRLS loop every reweighted method shares, so they agree on
+** what convergence means: a step whose relative change of beta is below
+** s->tol ends it converged (or the scheme saying its weights are settled);
+** s->maxit steps end it unconverged. */
+static int irls(core *c, const spyC_sopt *s, weigh_fn weigh, void *ctx,
+                double *beta, spyC_sinfo *info, double *r, double *v) {
   const spyC_prob *pb = c->pb;
-  const gsl_multifit_robust_type *T = s->method == SPY_COST_HUBER
-                                          ? gsl_multifit_robust_huber
-                                          : gsl_multifit_robust_bisquare;
   double prev[PMAX];
-  double *a = malloc(pb->n * sizeof *a);
-  if (!a) return SPY_ENOMEM;
-  gsl_vector_view av = gsl_vector_view_array(a, pb->n);
-  gsl_vector_view vv = gsl_vector_view_array(v, pb->n);
-  int rc = 0;
-  for (int it = 0; it < s->maxit; it++) {
+  for (int it = 0;; it++) {
     residuals(pb, beta, r);
-    for (size_t i = 0; i < pb->n; i++) a[i] = fabs(r[i]);
-    double sigma = spyC_kth(a, pb->n, pb->n / 2) / 0.6745;
-    if (!(sigma > 0)) {
-      info->converged = 1; /* an exact fit */
+    int w = weigh(pb, s, r, v, ctx, it);
+    if (w < 0) return w;
+    if (w == 1) {
+      info->converged = 1;
       break;
     }
-    for (size_t i = 0; i < pb->n; i++)
-      a[i] = r[i] / (T->tuning_default * sigma);
-    if (T->wfun(&av.vector, &vv.vector)) {
-      rc = SPY_ENOTSUP;
-      break;
-    }
-    if (pb->w)
-      for (size_t i = 0; i < pb->n; i++) v[i] *= pb->w[i];
+    if (it >= s->maxit) break;
     memcpy(prev, beta, (size_t)c->p * sizeof *beta);
-    if ((rc = wls_step(c, v, 0, s->nonneg, beta, info))) break;
+    int rc = wls_step(c, v, 0, s->nonneg, beta, info);
+    if (rc) return rc;
     info->iters = it + 1;
     if (rel_change(c, prev, beta) < s->tol) {
       info->converged = 1;
       break;
     }
   }
-  free(a);
+  return 0;
+}
+
+/* Seed 002's algorithm 2 inner fit: least squares with the residuals of
+** points above the curve weighted by alpha (their squares by alpha^2).
+** Once no point changed side since the last step, the weights would be
+** the same again: that beta is the answer. */
+static int weigh_asym(const spyC_prob *pb, const spyC_sopt *s,
+                      const double *r, double *v, void *ctx, int it) {
+  double a2 = s->alpha * s->alpha;
+  (void)ctx;
+  if (it > 0) {
+    size_t flips = 0;
+    for (size_t i = 0; i < pb->n; i++)
+      flips += (r[i] > 0) != (v[i] == (pb->w ? pb->w[i] * a2 : a2));
+    if (flips == 0) return 1;
+  }
+  for (size_t i = 0; i < pb->n; i++) {
+    double wi = r[i] > 0 ? a2 : 1.0;
+    v[i] = pb->w ? pb->w[i] * wi : wi;
+  }
+  return 0;
+}
+
+/* Relative-error weighted least squares: weights 1/fit^2 from the previous
+** iterate (feasible GLS for timing noise that grows with the cost). CTX
+** points to the floor under the fitted values (a thousandth of the mean
+** time), so a fit near zero does not take all the weight. */
+static int weigh_wls(const spyC_prob *pb, const spyC_sopt *s,
+                     const double *r, double *v, void *ctx, int it) {
+  double floor = *(const double *)ctx;
+  (void)s;
+  (void)it;
+  for (size_t i = 0; i < pb->n; i++) {
+    double f = pb->y[i] - r[i];
+    f = f > floor ? f : floor;
+    v[i] = (pb->w ? pb->w[i] : 1.0) / (f * f);
+  }
+  return 0;
+}
+
+/* Huber or bisquare M-estimation with GSL's weight functions and default
+** tuning constants; the scale is the median absolute residual / 0.6745
+** (as GSL's gsl_multifit_robust), weights multiply the observation
+** weights. A zero scale is an exact fit. */
+typedef struct robust {
+  const gsl_multifit_robust_type *T;
+  double *a; /* n scratch values */
+} robust;
+
+static int weigh_robust(const spyC_prob *pb, const spyC_sopt *s,
+                        const double *r, double *v, void *ctx, int it) {
+  const robust *rb = ctx;
+  double *a = rb->a;
+  (void)s;
+  (void)it;
+  for (size_t i = 0; i < pb->n; i++) a[i] = fabs(r[i]);
+  double sigma = gsl_stats_select(a, 1, pb->n, pb->n / 2) / 0.6745;
+  if (!(sigma > 0)) return 1;
+  for (size_t i = 0; i < pb->n; i++)
+    a[i] = r[i] / (rb->T->tuning_default * sigma);
+  gsl_vector_view av = gsl_vector_view_array(a, pb->n);
+  gsl_vector_view vv = gsl_vector_view_array(v, pb->n);
+  if (rb->T->wfun(&av.vector, &vv.vector)) return SPY_ENOTSUP;
+  if (pb->w)
+    for (size_t i = 0; i < pb->n; i++) v[i] *= pb->w[i];
+  return 0;
+}
+
+/* Run the reweighted method S->method through irls(). */
+static int reweighted(core *c, const spyC_sopt *s, double *beta,
+                      spyC_sinfo *info, double *r, double *v) {
+  const spyC_prob *pb = c->pb;
+  if (s->method == SPYC_ASYM)
+    return irls(c, s, weigh_asym, NULL, beta, info, r, v);
+  if (s->method == SPY_COST_WLS) {
+    double ymean = 0;
+    for (size_t i = 0; i < pb->n; i++) ymean += fabs(pb->y[i]);
+    ymean /= (double)pb->n;
+    double floor = fmax(ymean * 1e-3, 1e-300);
+    return irls(c, s, weigh_wls, &floor, beta, info, r, v);
+  }
+  robust rb = {s->method == SPY_COST_HUBER ? gsl_multifit_robust_huber
+                                           : gsl_multifit_robust_bisquare,
+               malloc(pb->n * sizeof(double))};
+  if (!rb.a) return SPY_ENOMEM;
+  int rc = irls(c, s, weigh_robust, &rb, beta, info, r, v);
+  free(rb.a);
   return rc;
 }
 
@@ -662,11 +693,9 @@ int spyC_solve(const spyC_prob *pb, const spyC_sopt *s, double *beta,
     unsigned clamped0 = info->clamped;
     info->converged = 0;
     if (!r || !v) rc = SPY_ENOMEM;
-    else if (m == SPYC_ASYM) rc = irls_asym(&c, s, beta, info, r, v);
-    else if (m == SPY_COST_WLS) rc = irls_wls(&c, s, beta, info, r, v);
-    else if (m == SPY_COST_HUBER || m == SPY_COST_BISQUARE)
-      rc = irls_robust(&c, s, beta, info, r, v);
-    else rc = newton_quantile(&c, s, beta, info, r, v);
+    else if (m == SPY_COST_MEDIAN || m == SPY_COST_QUANTILE)
+      rc = newton_quantile(&c, s, beta, info, r, v);
+    else rc = reweighted(&c, s, beta, info, r, v);
     if (info->iters == 0) info->clamped = clamped0;
     free(r);
     free(v);

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_statistics_double.h>
+
 void spyC_bvprintf(spyC_buf *b, const char *fmt, va_list ap) {
   if (b->oom) return;
   va_list ap2;
@@ -57,49 +60,41 @@ char *spyC_strdup(const char *s) {
   return d;
 }
 
-/* Hoare-style quickselect with a median-of-three pivot: expected O(n), and
-** the median-of-three keeps sorted input (common: sizes written in order)
-** from the quadratic case. */
-double spyC_kth(double *x, size_t n, size_t k) {
-  size_t lo = 0, hi = n - 1;
-  while (hi > lo) {
-    size_t mid = lo + (hi - lo) / 2;
-    double a = x[lo], b = x[mid], c = x[hi];
-    double piv = a < b ? (b < c ? b : (a < c ? c : a))
-                       : (a < c ? a : (b < c ? c : b));
-    size_t i = lo, j = hi;
-    while (i <= j) {
-      while (x[i] < piv) i++;
-      while (x[j] > piv) j--;
-      if (i <= j) {
-        double t = x[i];
-        x[i] = x[j];
-        x[j] = t;
-        i++;
-        if (j == 0) break;
-        j--;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return x[k];
-  }
-  return x[k];
-}
-
+/* Type 7 needs the two order statistics around (n - 1) p; GSL's
+** quickselect finds each in expected O(n), rearranging X, and the second
+** call works on the array the first one left nearly partitioned. */
 double spyC_quantile(double *x, size_t n, double p) {
   if (n == 0) return 0.0 / 0.0;
   if (p <= 0) p = 0;
   if (p >= 1) p = 1;
   double h = (double)(n - 1) * p;
   size_t k = (size_t)h;
-  double lo = spyC_kth(x, n, k);
+  double lo = gsl_stats_select(x, 1, n, k);
   if (k + 1 >= n || h == (double)k) return lo;
-  /* The next order statistic is the minimum of the upper part. */
-  double hi = x[k + 1];
-  for (size_t i = k + 2; i < n; i++)
-    if (x[i] < hi) hi = x[i];
+  double hi = gsl_stats_select(x, 1, n, k + 1);
   return lo + (h - (double)k) * (hi - lo);
+}
+
+/* Sampling without replacement is GSL's: gsl_ran_choose keeps the chosen
+** K in index order (one pass over N), gsl_ran_shuffle then orders them at
+** random, which the callers need to cut folds or a hold-out from the front
+** of the sample. */
+size_t *spyC_sample(gsl_rng *rng, size_t n, size_t k) {
+  if (k > n) k = n;
+  size_t *all = malloc((n ? n : 1) * sizeof *all);
+  size_t *out = malloc((k ? k : 1) * sizeof *out);
+  if (!all || !out) {
+    free(all);
+    free(out);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) all[i] = i;
+  if (k > 0) {
+    gsl_ran_choose(rng, out, k, all, n, sizeof *all);
+    gsl_ran_shuffle(rng, out, k, sizeof *out);
+  }
+  free(all);
+  return out;
 }
 
 unsigned long spyC_seed(uint64_t seed, const char *name) {

@@ -1,7 +1,7 @@
 /*
 ** cost/util.h: small helpers shared by the cost/ components: a growable
-** string buffer, strdup without feature macros, order statistics in O(n),
-** and seeding of GSL generators from a name.
+** string buffer, strdup without feature macros, quantiles in O(n) and
+** sampling without replacement on GSL, and seeding of GSL generators from a name.
 */
 #ifndef SPY_COST_UTIL_H
 #define SPY_COST_UTIL_H
@@ -9,6 +9,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <gsl/gsl_rng.h>
 
 #include "spyon.h"
 
@@ -29,12 +31,14 @@ SPY_INTERNAL char *spyC_btake(spyC_buf *b);
 
 SPY_INTERNAL char *spyC_strdup(const char *s);
 
-/* The K-th smallest of X[0..N) (0-based), rearranging X. O(N) expected. */
-SPY_INTERNAL double spyC_kth(double *x, size_t n, size_t k);
-
 /* The P-quantile (0..1) of X[0..N), type 7 (linear interpolation between
 ** order statistics, as R's default), rearranging X. */
 SPY_INTERNAL double spyC_quantile(double *x, size_t n, double p);
+
+/* K distinct indices of [0, N) drawn uniformly, in random order (K is
+** capped at N): a malloc'd array the caller frees, NULL when out of
+** memory. */
+SPY_INTERNAL size_t *spyC_sample(gsl_rng *rng, size_t n, size_t k);
 
 /* A 64-bit seed mixed from SEED and a name, so that every primitive gets
 ** its own stream and results do not depend on which others are fitted. */
