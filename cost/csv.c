@@ -199,205 +199,223 @@ typedef struct seen {
   unsigned long long present; /* bit per header column */
 } seen;
 
-int spy_cost_data_parse_csv(const char *buf, size_t len, const char *name,
-                            spy_cost_data **out, char *err, size_t errlen) {
-  if (!out) return SPY_EINVAL;
-  *out = NULL;
-  if (!buf && len) return SPY_EINVAL;
-  reader r = {.buf = buf, .end = buf + len, .p = buf,
-              .name = name ? name : "<csv>", .err = err, .errlen = errlen};
-  if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) r.p += 3;
-  field f[MAXCOLS + 1];
-  spy_cost_data *d = NULL;
-  seen *sn = NULL;
-  int rc, ncols = 0, cprim = -1, ctime = -1;
+/* The roles of the columns, from the header. */
+enum { ROLE_PRIM, ROLE_SIZE, ROLE_TIME, ROLE_EXTRA };
+
+/* A CSV being parsed: the reader, the header, and the data so far. */
+typedef struct csvin {
+  reader r;
+  field f[MAXCOLS + 1]; /* the current row's fields */
+  int ncols, cprim, ctime;
+  unsigned long hline; /* the header's line */
   char *hdr[MAXCOLS];
-  int role[MAXCOLS]; /* 0 primitive, 1 size, 2 time, 3 extra */
-  memset(hdr, 0, sizeof hdr);
+  int role[MAXCOLS];
+  spy_cost_data *d;
+  seen *sn; /* per primitive of d */
+  size_t scap;
+  long last; /* the previous row's primitive, or -1 */
+} csvin;
 
-  /* The header row. */
-  rc = next_row(&r, f, MAXCOLS);
-  if (rc == 0) {
-    rc = errf(&r, 1, 0, "empty file: expected a header row naming the "
-                        "columns (primitive, sizes..., time_ns)");
-    goto done;
-  }
-  if (rc < 0) goto done;
-  ncols = rc;
-  unsigned long hline = r.line;
-  for (int i = 0; i < ncols; i++) {
+/* The header row: identifiers, none twice, naming primitive and time_ns;
+** the columns before time_ns are sizes, those after it extras. */
+static int read_header(csvin *c) {
+  reader *r = &c->r;
+  field *f = c->f;
+  int rc = next_row(r, f, MAXCOLS);
+  if (rc == 0)
+    return errf(r, 1, 0, "empty file: expected a header row naming the "
+                         "columns (primitive, sizes..., time_ns)");
+  if (rc < 0) return rc;
+  c->ncols = rc;
+  c->hline = r->line;
+  for (int i = 0; i < c->ncols; i++) {
     char tmp[48];
-    if (!spyC_is_ident(f[i].s, f[i].len)) {
-      rc = errf(&r, hline, f[i].col,
-                f[i].len ? "column name '%s' is not an identifier "
-                           "(letters, digits and '_')"
-                         : "empty column name%s",
-                show(&f[i], tmp, sizeof tmp));
-      goto done;
-    }
-    if (!(hdr[i] = malloc(f[i].len + 1))) {
-      rc = SPY_ENOMEM;
-      goto done;
-    }
-    memcpy(hdr[i], f[i].s, f[i].len);
-    hdr[i][f[i].len] = '\0';
+    if (!spyC_is_ident(f[i].s, f[i].len))
+      return errf(r, c->hline, f[i].col,
+                  f[i].len ? "column name '%s' is not an identifier "
+                             "(letters, digits and '_')"
+                           : "empty column name%s",
+                  show(&f[i], tmp, sizeof tmp));
+    if (!(c->hdr[i] = malloc(f[i].len + 1))) return SPY_ENOMEM;
+    memcpy(c->hdr[i], f[i].s, f[i].len);
+    c->hdr[i][f[i].len] = '\0';
     for (int j = 0; j < i; j++)
-      if (strcmp(hdr[j], hdr[i]) == 0) {
-        rc = errf(&r, hline, f[i].col, "duplicate column '%s'", hdr[i]);
-        goto done;
-      }
-    if (strcmp(hdr[i], "primitive") == 0) cprim = i;
-    if (strcmp(hdr[i], "time_ns") == 0) ctime = i;
+      if (strcmp(c->hdr[j], c->hdr[i]) == 0)
+        return errf(r, c->hline, f[i].col, "duplicate column '%s'",
+                    c->hdr[i]);
+    if (strcmp(c->hdr[i], "primitive") == 0) c->cprim = i;
+    if (strcmp(c->hdr[i], "time_ns") == 0) c->ctime = i;
   }
-  if (cprim < 0 || ctime < 0) {
-    rc = errf(&r, hline, 0, "missing column '%s' (the header must name "
-                            "primitive, the sizes, time_ns)",
-              cprim < 0 ? "primitive" : "time_ns");
-    goto done;
-  }
-  if (ncols - 2 > SPY_COST_MAXVARS) {
-    rc = errf(&r, hline, 0, "%d size and predictor columns; at most %d",
-              ncols - 2, SPY_COST_MAXVARS);
-    goto done;
-  }
-  for (int i = 0; i < ncols; i++)
-    role[i] = i == cprim ? 0 : i == ctime ? 2 : i < ctime ? 1 : 3;
+  if (c->cprim < 0 || c->ctime < 0)
+    return errf(r, c->hline, 0, "missing column '%s' (the header must name "
+                                "primitive, the sizes, time_ns)",
+                c->cprim < 0 ? "primitive" : "time_ns");
+  if (c->ncols - 2 > SPY_COST_MAXVARS)
+    return errf(r, c->hline, 0, "%d size and predictor columns; at most %d",
+                c->ncols - 2, SPY_COST_MAXVARS);
+  for (int i = 0; i < c->ncols; i++)
+    c->role[i] = i == c->cprim   ? ROLE_PRIM
+                 : i == c->ctime ? ROLE_TIME
+                 : i < c->ctime  ? ROLE_SIZE
+                                 : ROLE_EXTRA;
+  return 0;
+}
 
-  if (!(d = spy_cost_data_new())) {
-    rc = SPY_ENOMEM;
-    goto done;
-  }
-  d->source = spyC_strdup(r.name);
-  size_t scap = 0;
-  long last = -1;
-  size_t rows = 0;
-
-  /* The data rows. */
-  while ((rc = next_row(&r, f, MAXCOLS + 1)) > 0) {
-    if (rc != ncols) {
-      rc = errf(&r, r.line, 0, "expected %d fields as in the header, "
-                               "found %d", ncols, rc);
-      goto done;
-    }
-    const field *pf = &f[cprim];
-    if (pf->len == 0) {
-      rc = errf(&r, r.line, pf->col, "empty primitive name");
-      goto done;
-    }
-    if (memchr(pf->s, '\0', pf->len)) {
-      rc = errf(&r, r.line, pf->col, "NUL byte in primitive name");
-      goto done;
-    }
-    double vals[MAXCOLS], ns = 0;
-    unsigned long long present = 0;
-    for (int i = 0; i < ncols; i++) {
-      if (role[i] == 0) continue;
-      char tmp[48];
-      if (f[i].len == 0) {
-        if (role[i] == 2) {
-          rc = errf(&r, r.line, f[i].col, "missing value in column "
+/* The numbers of the current row: the time into *NS, sizes and extras
+** into VALS (by column) with a bit in *PRESENT for each non-empty one. */
+static int row_values(csvin *c, double *vals, double *ns,
+                      unsigned long long *present) {
+  reader *r = &c->r;
+  const field *f = c->f;
+  *present = 0;
+  for (int i = 0; i < c->ncols; i++) {
+    if (c->role[i] == ROLE_PRIM) continue;
+    char tmp[48];
+    if (f[i].len == 0) {
+      if (c->role[i] == ROLE_TIME)
+        return errf(r, r->line, f[i].col, "missing value in column "
                                           "'time_ns'");
-          goto done;
-        }
-        continue;
-      }
-      double v;
-      if (parse_num(&f[i], &v) < 0) {
-        rc = errf(&r, r.line, f[i].col, "'%s' is not a number (column "
-                                        "'%s')",
-                  show(&f[i], tmp, sizeof tmp), hdr[i]);
-        goto done;
-      }
-      if (role[i] == 2) {
-        if (v < 0) {
-          rc = errf(&r, r.line, f[i].col, "negative time_ns '%s'",
-                    show(&f[i], tmp, sizeof tmp));
-          goto done;
-        }
-        ns = v;
-      } else {
-        vals[i] = v;
-        present |= 1ull << i;
-      }
+      continue;
     }
-    long k = last >= 0 && strlen(d->prim[last].name) == pf->len &&
-                     memcmp(d->prim[last].name, pf->s, pf->len) == 0
-                 ? last
-                 : spyC_data_find(d, pf->s, pf->len);
-    if (k < 0) {
-      /* A new primitive: its variables are the columns this row fills. */
-      const char *sz[SPY_COST_MAXVARS], *ex[SPY_COST_MAXVARS];
-      unsigned ns_ = 0, ne = 0;
-      for (int i = 0; i < ncols; i++)
-        if (present >> i & 1) {
-          if (role[i] == 1) sz[ns_++] = hdr[i];
-          else ex[ne++] = hdr[i];
-        }
-      char *pname = malloc(pf->len + 1);
-      if (!pname) {
-        rc = SPY_ENOMEM;
-        goto done;
-      }
-      memcpy(pname, pf->s, pf->len);
-      pname[pf->len] = '\0';
-      int id = spy_cost_data_add_prim(d, pname, ns_, sz, ne, ex);
-      free(pname);
-      if (id < 0) {
-        rc = id;
-        goto done;
-      }
-      k = id;
-      if ((size_t)k >= scap) {
-        size_t cap = scap ? 2 * scap : 16;
-        seen *nsn = realloc(sn, cap * sizeof *nsn);
-        if (!nsn) {
-          rc = SPY_ENOMEM;
-          goto done;
-        }
-        sn = nsn;
-        scap = cap;
-      }
-      sn[k].first_line = r.line;
-      sn[k].present = present;
-    } else if (sn[k].present != present) {
-      int i = 0;
-      while (!(((sn[k].present ^ present) >> i) & 1)) i++;
-      rc = errf(&r, r.line, f[i].col,
+    double v;
+    if (parse_num(&f[i], &v) < 0)
+      return errf(r, r->line, f[i].col, "'%s' is not a number (column "
+                                        "'%s')",
+                  show(&f[i], tmp, sizeof tmp), c->hdr[i]);
+    if (c->role[i] == ROLE_TIME) {
+      if (v < 0)
+        return errf(r, r->line, f[i].col, "negative time_ns '%s'",
+                    show(&f[i], tmp, sizeof tmp));
+      *ns = v;
+    } else {
+      vals[i] = v;
+      *present |= 1ull << i;
+    }
+  }
+  return 0;
+}
+
+/* A primitive first seen in this row: its variables are the columns the
+** row fills. Returns its index or a negative SPY_E* code. */
+static long add_prim(csvin *c, const field *pf, unsigned long long present) {
+  const char *sz[SPY_COST_MAXVARS], *ex[SPY_COST_MAXVARS];
+  unsigned nsz = 0, nex = 0;
+  for (int i = 0; i < c->ncols; i++)
+    if (present >> i & 1) {
+      if (c->role[i] == ROLE_SIZE) sz[nsz++] = c->hdr[i];
+      else ex[nex++] = c->hdr[i];
+    }
+  char *pname = malloc(pf->len + 1);
+  if (!pname) return SPY_ENOMEM;
+  memcpy(pname, pf->s, pf->len);
+  pname[pf->len] = '\0';
+  int k = spy_cost_data_add_prim(c->d, pname, nsz, sz, nex, ex);
+  free(pname);
+  if (k < 0) return k;
+  if ((size_t)k >= c->scap) {
+    size_t cap = c->scap ? 2 * c->scap : 16;
+    seen *nsn = realloc(c->sn, cap * sizeof *nsn);
+    if (!nsn) return SPY_ENOMEM;
+    c->sn = nsn;
+    c->scap = cap;
+  }
+  c->sn[k].first_line = c->r.line;
+  c->sn[k].present = present;
+  return k;
+}
+
+/* The current row's primitive (the last row's, found, or new), checking
+** that it fills the same columns as its first row did. */
+static long row_prim(csvin *c, unsigned long long present) {
+  reader *r = &c->r;
+  const field *pf = &c->f[c->cprim];
+  const spy_cost_data *d = c->d;
+  long k = c->last >= 0 && strlen(d->prim[c->last].name) == pf->len &&
+                   memcmp(d->prim[c->last].name, pf->s, pf->len) == 0
+               ? c->last
+               : spyC_data_find(d, pf->s, pf->len);
+  if (k < 0) return add_prim(c, pf, present);
+  const seen *sk = &c->sn[k];
+  if (sk->present != present) {
+    int i = 0;
+    while (!(((sk->present ^ present) >> i) & 1)) i++;
+    return errf(r, r->line, c->f[i].col,
                 (present >> i & 1)
                     ? "column '%s' has a value here but is empty for '%s' "
                       "at line %lu"
                     : "column '%s' is empty here but has a value for '%s' "
                       "at line %lu",
-                hdr[i], d->prim[k].name, sn[k].first_line);
-      goto done;
+                c->hdr[i], d->prim[k].name, sk->first_line);
+  }
+  return k;
+}
+
+/* One data row (its fields in c->f) added to the data: sizes first, then
+** extras, in header order. */
+static int read_row(csvin *c, int nfields) {
+  reader *r = &c->r;
+  if (nfields != c->ncols)
+    return errf(r, r->line, 0, "expected %d fields as in the header, "
+                               "found %d", c->ncols, nfields);
+  const field *pf = &c->f[c->cprim];
+  if (pf->len == 0) return errf(r, r->line, pf->col, "empty primitive name");
+  if (memchr(pf->s, '\0', pf->len))
+    return errf(r, r->line, pf->col, "NUL byte in primitive name");
+  double vals[MAXCOLS], ns = 0;
+  unsigned long long present;
+  int rc = row_values(c, vals, &ns, &present);
+  if (rc < 0) return rc;
+  long k = row_prim(c, present);
+  if (k < 0) return (int)k;
+  c->last = k;
+  double row[SPY_COST_MAXVARS];
+  unsigned nv = 0;
+  for (int i = 0; i < c->ncols; i++)
+    if ((present >> i & 1) && c->role[i] == ROLE_SIZE) row[nv++] = vals[i];
+  for (int i = 0; i < c->ncols; i++)
+    if ((present >> i & 1) && c->role[i] == ROLE_EXTRA) row[nv++] = vals[i];
+  rc = spyC_data_push(c->d, (size_t)k, row, ns,
+                      r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line);
+  return rc < 0 ? rc : 0;
+}
+
+int spy_cost_data_parse_csv(const char *buf, size_t len, const char *name,
+                            spy_cost_data **out, char *err, size_t errlen) {
+  if (!out) return SPY_EINVAL;
+  *out = NULL;
+  if (!buf && len) return SPY_EINVAL;
+  csvin *c = calloc(1, sizeof *c);
+  if (!c) return SPY_ENOMEM;
+  c->r = (reader){.buf = buf, .end = buf + len, .p = buf,
+                  .name = name ? name : "<csv>", .err = err,
+                  .errlen = errlen};
+  c->cprim = c->ctime = -1;
+  c->last = -1;
+  if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) c->r.p += 3;
+  int rc = read_header(c);
+  if (rc == 0 && !(c->d = spy_cost_data_new())) rc = SPY_ENOMEM;
+  if (rc == 0 && !(c->d->source = spyC_strdup(c->r.name))) rc = SPY_ENOMEM;
+  size_t rows = 0;
+  while (rc == 0) {
+    int nf = next_row(&c->r, c->f, MAXCOLS + 1);
+    if (nf <= 0) {
+      rc = nf;
+      break;
     }
-    last = k;
-    double row[SPY_COST_MAXVARS];
-    unsigned nv = 0;
-    for (int i = 0; i < ncols; i++)
-      if ((present >> i & 1) && role[i] == 1) row[nv++] = vals[i];
-    for (int i = 0; i < ncols; i++)
-      if ((present >> i & 1) && role[i] == 3) row[nv++] = vals[i];
-    if ((rc = spyC_data_push(d, (size_t)k, row, ns,
-                             r.line > UINT32_MAX ? UINT32_MAX
-                                                 : (uint32_t)r.line)) < 0)
-      goto done;
-    rows++;
+    if ((rc = read_row(c, nf)) == 0) rows++;
   }
-  if (rc < 0) goto done;
-  if (rows == 0) {
-    rc = errf(&r, hline, 0, "no data rows after the header");
-    goto done;
-  }
-  rc = 0;
-done:
-  for (int i = 0; i < ncols && i < MAXCOLS; i++) free(hdr[i]);
-  free(r.scratch);
-  free(sn);
+  if (rc == 0 && rows == 0)
+    rc = errf(&c->r, c->hline, 0, "no data rows after the header");
+  for (int i = 0; i < c->ncols && i < MAXCOLS; i++) free(c->hdr[i]);
+  free(c->r.scratch);
+  free(c->sn);
+  spy_cost_data *d = c->d;
+  const char *rname = c->r.name;
+  free(c);
   if (rc < 0) {
     spy_cost_data_free(d);
     if (rc == SPY_ENOMEM && err && errlen)
-      snprintf(err, errlen, "%s: out of memory", r.name);
+      snprintf(err, errlen, "%s: out of memory", rname);
     return rc;
   }
   *out = d;

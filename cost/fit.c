@@ -291,20 +291,39 @@ static spy_cost_coef *coefs(spy_cost_fit *f, const spyC_model *m,
 
 #define MAXCAND 16
 
-static int fit_prim(const spyC_prim *p, const spy_cost_options *o,
-                    const char *user, spy_cost_fit *f) {
-  spyC_fitpriv *pv = SPYC_PRIV(f);
-  spyC_cand cand[MAXCAND];
-  memset(cand, 0, sizeof cand);
-  gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
-  double *e = NULL, *tmp = NULL;
-  size_t *keep = NULL;
-  spyC_design d = {0};
-  int rc = 0, nc = 0;
-  if (!rng) return SPY_ENOMEM;
-  gsl_rng_set(rng, spyC_seed(o->seed, p->name));
+/* Fitting one primitive is a pipeline of steps over this state: describe
+** the calls, choose a model, fit it on every call (culling if asked),
+** assess it, split off the GC share, fit the upper bound. Each step
+** returns 0 to go on, STOP when it has set f->status and f->message (the
+** primitive cannot be fitted: not an error of the run), or a negative
+** SPY_E* code. */
+#define STOP 1
 
-  /* Plain statistics of the durations and variables. */
+typedef struct fitctx {
+  const spyC_prim *p;
+  const spy_cost_options *o;
+  const char *user;     /* the user's model for this primitive, or NULL */
+  spy_cost_fit *f;
+  spyC_fitpriv *pv;
+  gsl_rng *rng;
+  spyC_sopt so;
+  spyC_cand cand[MAXCAND];
+  int nc;
+  int pick;             /* the chosen candidate, or -1 */
+  spyC_design d;        /* the chosen model on the calls used */
+  const size_t *rowmap; /* design row -> call, after culling; NULL: same */
+  spyC_sinfo info;
+  double *e;            /* relative residuals of the design's rows */
+  double *tmp;          /* scratch of max(n, 1) values */
+  size_t *keep;
+} fitctx;
+
+/* Mean, median and maximum time, each variable's mean and range: shown
+** whether or not a model can be fitted. */
+static int describe(fitctx *fc) {
+  const spyC_prim *p = fc->p;
+  spy_cost_fit *f = fc->f;
+  spyC_fitpriv *pv = fc->pv;
   f->nobs = p->n;
   for (unsigned v = 0; v < p->nvars; v++) {
     pv->lo[v] = INFINITY;
@@ -325,270 +344,324 @@ static int fit_prim(const spyC_prim *p, const spy_cost_options *o,
     pv->mean[v] /= p->n ? (double)p->n : 1;
   f->mean_ns = p->n ? tsum / (double)p->n : NAN;
   f->max_ns = tmax;
-  if (!(tmp = malloc((p->n ? p->n : 1) * sizeof *tmp))) {
-    rc = SPY_ENOMEM;
-    goto out;
-  }
-  memcpy(tmp, p->t, p->n * sizeof *tmp);
-  f->median_ns = p->n ? spyC_quantile(tmp, p->n, 0.5) : NAN;
+  if (!(fc->tmp = malloc((p->n ? p->n : 1) * sizeof *fc->tmp)))
+    return SPY_ENOMEM;
+  memcpy(fc->tmp, p->t, p->n * sizeof *fc->tmp);
+  f->median_ns = p->n ? spyC_quantile(fc->tmp, p->n, 0.5) : NAN;
   if (p->n < 30) f->flags |= SPY_COST_F_FEW;
-  if (p->n < o->min_obs || p->n < 2) {
+  if (p->n < fc->o->min_obs || p->n < 2) {
     f->status = SPY_ENOENT;
     f->message = ownf(f, "%zu observation%s; at least %zu needed to fit",
                       p->n, p->n == 1 ? "" : "s",
-                      o->min_obs > 2 ? o->min_obs : 2);
-    goto out;
+                      fc->o->min_obs > 2 ? fc->o->min_obs : 2);
+    return STOP;
   }
+  return 0;
+}
 
-  /* Candidates and selection. */
+/* The candidates as the fit shows them: best cross-validation loss
+** first, failed candidates last. */
+static int list_candidates(fitctx *fc) {
+  spy_cost_fit *f = fc->f;
+  int nc = fc->nc;
+  f->cand = calloc((size_t)nc, sizeof *f->cand);
+  if (!f->cand) return SPY_ENOMEM;
+  int order[MAXCAND];
+  for (int i = 0; i < nc; i++) order[i] = i;
+  for (int i = 1; i < nc; i++)
+    for (int j = i; j > 0; j--) {
+      const spyC_cand *a = &fc->cand[order[j - 1]], *b = &fc->cand[order[j]];
+      int swap = (!a->ok && b->ok) || (a->ok && b->ok && b->loss < a->loss);
+      if (!swap) break;
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  for (int i = 0; i < nc; i++) {
+    const spyC_cand *c = &fc->cand[order[i]];
+    spy_cost_candidate *o_ = &f->cand[f->ncand++];
+    o_->family = c->family;
+    o_->expr = ownf(f, "%s", c->text);
+    o_->ncoef = (unsigned)c->m.ncoef;
+    o_->cv_loss = c->loss;
+    o_->cv_se = c->se;
+    o_->ok = c->ok;
+  }
+  return 0;
+}
+
+/* The candidate models (the families over the sizes that vary, or the
+** user's), chosen by cross-validation when more than one can be fitted;
+** the chosen model moves into pv->m. */
+static int choose_model(fitctx *fc) {
+  const spyC_prim *p = fc->p;
+  spy_cost_fit *f = fc->f;
+  spyC_fitpriv *pv = fc->pv;
   unsigned varying = 0;
   for (unsigned v = 0; v < p->nvars; v++)
     if (pv->hi[v] > pv->lo[v]) varying |= 1u << v;
-  nc = candidates(p, o, user, varying, cand, MAXCAND);
-  if (nc < 0) {
-    rc = nc;
-    nc = 0;
-    goto out;
+  int nc = candidates(p, fc->o, fc->user, varying, fc->cand, MAXCAND);
+  if (nc < 0) return nc;
+  fc->nc = nc;
+  int pick = -1, nok = 0;
+  for (int i = 0; i < nc; i++) {
+    if (fc->cand[i].ok && pick < 0) pick = i;
+    nok += fc->cand[i].ok;
   }
-  spyC_sopt so;
-  spyC_sopt_init(&so, o);
-  so.seed = spyC_seed(o->seed, p->name);
-  int pick = -1;
-  for (int i = 0; i < nc; i++)
-    if (cand[i].ok) pick = pick < 0 ? i : pick;
-  int nok = 0;
-  for (int i = 0; i < nc; i++) nok += cand[i].ok;
   if (nok > 1) {
-    pick = spyC_select(p, cand, (size_t)nc, o->folds, o->select_rows, &so,
-                       rng);
-    if (pick < -1) {
-      rc = pick;
-      goto out;
-    }
+    pick = spyC_select(p, fc->cand, (size_t)nc, fc->o->folds,
+                       fc->o->select_rows, &fc->so, fc->rng);
+    if (pick < -1) return pick;
   }
   for (int i = 0; i < nc; i++)
-    if (!cand[i].ok && strcmp(cand[i].family, "user") != 0)
+    if (!fc->cand[i].ok && strcmp(fc->cand[i].family, "user") != 0)
       f->flags |= SPY_COST_F_UNDEF;
-  f->loss_name = spyC_loss_name(&so);
-  if (nc > 1) {
-    f->cand = calloc((size_t)nc, sizeof *f->cand);
-    if (!f->cand) {
-      rc = SPY_ENOMEM;
-      goto out;
-    }
-    /* Best loss first; failed candidates last. */
-    int order[MAXCAND];
-    for (int i = 0; i < nc; i++) order[i] = i;
-    for (int i = 1; i < nc; i++)
-      for (int j = i; j > 0; j--) {
-        const spyC_cand *a = &cand[order[j - 1]], *b = &cand[order[j]];
-        int swap = (!a->ok && b->ok) ||
-                   (a->ok && b->ok && b->loss < a->loss);
-        if (!swap) break;
-        int t = order[j];
-        order[j] = order[j - 1];
-        order[j - 1] = t;
-      }
-    for (int i = 0; i < nc; i++) {
-      const spyC_cand *c = &cand[order[i]];
-      spy_cost_candidate *o_ = &f->cand[f->ncand++];
-      o_->family = c->family;
-      o_->expr = ownf(f, "%s", c->text);
-      o_->ncoef = (unsigned)c->m.ncoef;
-      o_->cv_loss = c->loss;
-      o_->cv_se = c->se;
-      o_->ok = c->ok;
-    }
-  }
+  f->loss_name = spyC_loss_name(&fc->so);
+  int rc;
+  if (nc > 1 && (rc = list_candidates(fc))) return rc;
   if (pick < 0) {
     f->status = SPY_EFORMAT;
-    f->message = ownf(f, nc == 1 && strcmp(cand[0].family, "user") == 0
+    f->message = ownf(f, nc == 1 && strcmp(fc->cand[0].family, "user") == 0
                              ? "the model is undefined on these calls or "
                                "cannot be fitted"
                              : "no candidate model can be fitted to these "
                                "calls");
-    goto out;
+    return STOP;
   }
-  spyC_cand *ch = &cand[pick];
+  spyC_cand *ch = &fc->cand[pick];
+  fc->pick = pick;
   f->family = ch->family;
   pv->m = ch->m;
   memset(&ch->m, 0, sizeof ch->m);
   f->model = ownf(f, "%s", ch->text);
+  return 0;
+}
 
-  /* Fit on every call. */
+/* With --cull: refit without the calls whose relative residual is more
+** than o->cull robust sigmas from the median, from the fit on all of
+** them; kept only when enough calls remain to fit. */
+static int cull(fitctx *fc) {
+  spy_cost_fit *f = fc->f;
+  spyC_fitpriv *pv = fc->pv;
+  size_t k = cull_rows(fc->e, fc->d.n, fc->o->cull, fc->tmp, fc->keep);
+  if (k == fc->d.n || k <= (size_t)fc->d.p) return 0;
+  spyC_design dc;
+  int rc = spyC_design_build(&pv->m, fc->p, fc->keep, k, &dc, NULL);
+  if (rc) return rc;
+  spyC_design_free(&fc->d);
+  fc->d = dc;
+  fc->rowmap = fc->keep;
+  f->culled = f->nobs - k;
+  f->used = k;
+  f->flags |= SPY_COST_F_CULLED;
+  spyC_sopt warm = fc->so;
+  warm.warm = 1;
+  if (spyC_solve(&(spyC_prob){dc.n, dc.p, dc.X, dc.y, NULL}, &warm,
+                 pv->beta, &fc->info) == SPY_ENOMEM)
+    return SPY_ENOMEM;
+  rel_resid(&fc->d, pv->beta, fc->e);
+  return 0;
+}
+
+/* The chosen model fitted on every call (then culled, if asked); the
+** model may still be undefined at some call, or the design singular. */
+static int fit_calls(fitctx *fc) {
+  const spyC_prim *p = fc->p;
+  spy_cost_fit *f = fc->f;
+  spyC_fitpriv *pv = fc->pv;
   size_t bad;
-  int brc = spyC_design_build(&pv->m, p, NULL, 0, &d, &bad);
-  if (brc == SPY_EFORMAT) {
+  int rc = spyC_design_build(&pv->m, p, NULL, 0, &fc->d, &bad);
+  if (rc == SPY_EFORMAT) {
     f->status = SPY_EFORMAT;
     if (p->line && p->line[bad])
       f->message = ownf(f, "the model is undefined at line %lu",
                         (unsigned long)p->line[bad]);
     else
       f->message = ownf(f, "the model is undefined at call %zu", bad + 1);
-    goto out;
+    return STOP;
   }
-  if (brc) {
-    rc = brc;
-    goto out;
-  }
-  spyC_sinfo info;
-  if (spyC_solve(&(spyC_prob){d.n, d.p, d.X, d.y, NULL}, &so, pv->beta,
-                 &info)) {
+  if (rc) return rc;
+  const spyC_design *d = &fc->d;
+  if (spyC_solve(&(spyC_prob){d->n, d->p, d->X, d->y, NULL}, &fc->so,
+                 pv->beta, &fc->info)) {
     f->status = SPY_EFORMAT;
     f->message = ownf(f, "the model cannot be fitted (singular design)");
-    goto out;
+    return STOP;
   }
-  e = malloc(d.n * sizeof *e);
-  keep = malloc(d.n * sizeof *keep);
-  if (!e || !keep) {
-    rc = SPY_ENOMEM;
-    goto out;
-  }
-  rel_resid(&d, pv->beta, e);
-  f->used = d.n;
-  const size_t *rowmap = NULL; /* design row -> call, after culling */
-  if (o->cull > 0) {
-    size_t k = cull_rows(e, d.n, o->cull, tmp, keep);
-    if (k < d.n && k > (size_t)d.p) {
-      spyC_design dc;
-      if ((rc = spyC_design_build(&pv->m, p, keep, k, &dc, NULL))) goto out;
-      spyC_design_free(&d);
-      d = dc;
-      rowmap = keep;
-      f->culled = f->nobs - k;
-      f->used = k;
-      f->flags |= SPY_COST_F_CULLED;
-      spyC_sopt warm = so;
-      warm.warm = 1;
-      if (spyC_solve(&(spyC_prob){d.n, d.p, d.X, d.y, NULL}, &warm,
-                     pv->beta, &info) == SPY_ENOMEM) {
-        rc = SPY_ENOMEM;
-        goto out;
-      }
-      rel_resid(&d, pv->beta, e);
-    }
-  }
-  if (info.illcond) f->flags |= SPY_COST_F_ILLCOND;
-  if (!info.converged) f->flags |= SPY_COST_F_NOCONV;
-  if (info.clamped) f->flags |= SPY_COST_F_NEGATIVE;
-  goodness(&d, pv->beta, &f->r2, &f->adj_r2, &f->rmse);
-  tukey(f, e, d.n, tmp);
+  fc->e = malloc(d->n * sizeof *fc->e);
+  fc->keep = malloc(d->n * sizeof *fc->keep);
+  if (!fc->e || !fc->keep) return SPY_ENOMEM;
+  rel_resid(d, pv->beta, fc->e);
+  f->used = d->n;
+  if (fc->o->cull > 0) return cull(fc);
+  return 0;
+}
+
+/* How good the fit is (flags, R^2, outliers, median relative error) and
+** the coefficients with their bootstrap intervals. */
+static int assess(fitctx *fc) {
+  const spyC_design *d = &fc->d;
+  spy_cost_fit *f = fc->f;
+  spyC_fitpriv *pv = fc->pv;
+  const spy_cost_options *o = fc->o;
+  if (fc->info.illcond) f->flags |= SPY_COST_F_ILLCOND;
+  if (!fc->info.converged) f->flags |= SPY_COST_F_NOCONV;
+  if (fc->info.clamped) f->flags |= SPY_COST_F_NEGATIVE;
+  goodness(d, pv->beta, &f->r2, &f->adj_r2, &f->rmse);
+  tukey(f, fc->e, d->n, fc->tmp);
   /* The median relative error |time/fit - 1|: what a person means by
   ** "how far off is the model", untouched by the slow tail. */
-  for (size_t i = 0; i < d.n; i++) tmp[i] = fabs(e[i]);
-  f->mre = spyC_quantile(tmp, d.n, 0.5);
+  for (size_t i = 0; i < d->n; i++) fc->tmp[i] = fabs(fc->e[i]);
+  f->mre = spyC_quantile(fc->tmp, d->n, 0.5);
 
   double lo[SPYC_MAXCOEF], hi[SPYC_MAXCOEF];
-  if ((rc = spyC_bootstrap(&d, &so, pv->beta, o->bootstrap, o->boot_rows,
-                           o->level, rng, lo, hi)))
-    goto out;
-  if (so.nonneg)
+  int rc = spyC_bootstrap(d, &fc->so, pv->beta, o->bootstrap, o->boot_rows,
+                          o->level, fc->rng, lo, hi);
+  if (rc) return rc;
+  if (fc->so.nonneg)
     for (int k = 0; k < pv->m.ncoef; k++) {
       /* Intervals of constrained coefficients respect the constraint. */
       if (lo[k] < 0) lo[k] = 0;
       if (hi[k] < 0) hi[k] = 0;
     }
   f->ncoef = (size_t)pv->m.ncoef;
-  if (!(f->coef = coefs(f, &pv->m, pv->beta, lo, hi, info.clamped))) {
-    rc = SPY_ENOMEM;
-    goto out;
-  }
+  if (!(f->coef = coefs(f, &pv->m, pv->beta, lo, hi, fc->info.clamped)))
+    return SPY_ENOMEM;
   f->fitted = own(f, spyC_model_print(&pv->m, pv->beta, 4,
-                                      (const char *const *)p->var));
+                                      (const char *const *)fc->p->var));
+  return 0;
+}
 
-  /* GC decomposition (core_bench): time = nominal + ns/GC * GCs, as
-  ** means over the calls. */
+/* GC decomposition (core_bench): time = nominal + ns/GC * GCs, as means
+** over the calls, when the model has a c_gc term on a gc column. */
+static void gc_split(fitctx *fc) {
+  const spyC_prim *p = fc->p;
+  const spyC_design *d = &fc->d;
+  spy_cost_fit *f = fc->f;
+  spyC_fitpriv *pv = fc->pv;
   int gk = spyC_model_coef(&pv->m, "c_gc");
   for (unsigned v = p->nsizes; v < p->nvars && gk >= 0; v++) {
     if (strcmp(p->var[v], "gc") != 0) continue;
     double total = 0;
-    for (size_t i = 0; i < d.n; i++) {
-      const double *x = d.X + i * (size_t)d.p;
-      for (int j = 0; j < d.p; j++) total += x[j] * pv->beta[j];
+    for (size_t i = 0; i < d->n; i++) {
+      const double *x = d->X + i * (size_t)d->p;
+      for (int j = 0; j < d->p; j++) total += x[j] * pv->beta[j];
       /* Plus the coefficient-free part, if the model has one. */
-      total += p->t[rowmap ? rowmap[i] : i] - d.y[i];
+      total += p->t[fc->rowmap ? fc->rowmap[i] : i] - d->y[i];
     }
-    total /= (double)d.n;
+    total /= (double)d->n;
     f->has_gc = 1;
     f->ns_per_gc = pv->beta[gk];
     f->gc_per_call = pv->mean[v];
     f->nominal_ns = total - f->ns_per_gc * f->gc_per_call;
     f->gc_share = total > 0 ? f->ns_per_gc * f->gc_per_call / total : NAN;
   }
+}
 
-  /* The D bound, on sizes alone (the family without its extra terms). */
-  f->confidence = o->confidence;
+/* The fitted bounds into the public f->bound[], and the coverage flag
+** when the hold-out coverage of the quantile bound is further from D
+** than its binomial noise allows. */
+static int show_bounds(fitctx *fc) {
+  static const char *const names[3] = {"quantile", "shift", "asymmetric"};
+  spy_cost_fit *f = fc->f;
+  spyC_fitpriv *pv = fc->pv;
+  f->nbounds = fc->o->compare ? 3 : 1;
+  for (unsigned k = 0; k < f->nbounds; k++) {
+    spy_cost_bound *b = &f->bound[k];
+    const spyC_bound *ib = &pv->bound[k];
+    b->method = names[k];
+    b->ok = ib->ok;
+    if (!ib->ok) continue;
+    b->coverage = ib->coverage;
+    b->train_coverage = ib->train_coverage;
+    b->ntrain = ib->ntrain;
+    b->ntest = ib->ntest;
+    b->param = ib->param;
+    b->ncoef = (size_t)pv->bm.ncoef;
+    if (!(b->coef = coefs(f, &pv->bm, ib->beta, NULL, NULL, 0)))
+      return SPY_ENOMEM;
+    char *txt = spyC_model_print(&pv->bm, ib->beta, 4,
+                                 (const char *const *)fc->p->var);
+    if (txt && ib->shift != 0) {
+      b->fitted = ownf(f, "%s + %.4g", txt, ib->shift);
+      free(txt);
+    } else {
+      b->fitted = own(f, txt);
+    }
+  }
+  const spyC_bound *q = &pv->bound[SPYC_BOUND_QUANTILE];
+  if (q->ok) {
+    double D = fc->o->confidence;
+    double se = sqrt(D * (1 - D) *
+                     (1.0 / (double)q->ntest + 1.0 / (double)q->ntrain));
+    if (fabs(q->coverage - D) > 3 * se + 0.5 / (double)q->ntest)
+      f->flags |= SPY_COST_F_COVERAGE;
+  }
+  return 0;
+}
+
+/* The D bound, on sizes alone (the chosen family without its extra
+** terms, or the user's model); none when that model cannot be parsed on
+** these variables or is undefined somewhere. */
+static int fit_bound(fitctx *fc) {
+  const spyC_prim *p = fc->p;
+  const spy_cost_options *o = fc->o;
+  spyC_fitpriv *pv = fc->pv;
+  const spyC_cand *ch = &fc->cand[fc->pick];
+  fc->f->confidence = o->confidence;
   const char *btext = ch->text;
   char *bfree = NULL;
   if (strcmp(ch->family, "user") != 0) {
     bfree = spyC_family_expr(spyC_family_find(ch->family),
                              (const char *const *)p->var, p->nsizes,
                              o->breaks, o->nbreaks);
-    if (!bfree) {
-      rc = SPY_ENOMEM;
-      goto out;
-    }
+    if (!bfree) return SPY_ENOMEM;
     btext = bfree;
-  } else if (user) {
-    btext = user;
+  } else if (fc->user) {
+    btext = fc->user;
   }
   int prc = spyC_model_parse(&pv->bm, btext, (const char *const *)p->var,
                              (int)p->nvars, NULL, NULL, 0);
   free(bfree);
-  if (prc == 0) {
-    pv->has_bound = 1;
-    rc = spyC_dconf(p, &pv->bm, o->confidence, o->holdout, o->bound_rows,
-                    o->compare, so.nonneg, so.seed, rng, pv->bound);
-    if (rc == SPY_EFORMAT) rc = 0; /* undefined somewhere: no bound */
-    if (rc) goto out;
-    static const char *const names[3] = {"quantile", "shift", "asymmetric"};
-    f->nbounds = o->compare ? 3 : 1;
-    for (unsigned k = 0; k < f->nbounds; k++) {
-      spy_cost_bound *b = &f->bound[k];
-      const spyC_bound *ib = &pv->bound[k];
-      b->method = names[k];
-      b->ok = ib->ok;
-      if (!ib->ok) continue;
-      b->coverage = ib->coverage;
-      b->train_coverage = ib->train_coverage;
-      b->ntrain = ib->ntrain;
-      b->ntest = ib->ntest;
-      b->param = ib->param;
-      b->ncoef = (size_t)pv->bm.ncoef;
-      if (!(b->coef = coefs(f, &pv->bm, ib->beta, NULL, NULL, 0))) {
-        rc = SPY_ENOMEM;
-        goto out;
-      }
-      char *txt = spyC_model_print(&pv->bm, ib->beta, 4,
-                                   (const char *const *)p->var);
-      if (txt && ib->shift != 0) {
-        b->fitted = ownf(f, "%s + %.4g", txt, ib->shift);
-        free(txt);
-      } else {
-        b->fitted = own(f, txt);
-      }
-    }
-    const spyC_bound *q = &pv->bound[SPYC_BOUND_QUANTILE];
-    if (q->ok) {
-      double D = o->confidence;
-      double se = sqrt(D * (1 - D) *
-                       (1.0 / (double)q->ntest + 1.0 / (double)q->ntrain));
-      if (fabs(q->coverage - D) > 3 * se + 0.5 / (double)q->ntest)
-        f->flags |= SPY_COST_F_COVERAGE;
-    }
-  }
+  if (prc) return 0;
+  pv->has_bound = 1;
+  int rc = spyC_dconf(p, &pv->bm, o->confidence, o->holdout, o->bound_rows,
+                      o->compare, fc->so.nonneg, fc->so.seed, fc->rng,
+                      pv->bound);
+  if (rc == SPY_EFORMAT) rc = 0; /* undefined somewhere: no bound */
+  if (rc) return rc;
+  return show_bounds(fc);
+}
 
-out:
-  for (int i = 0; i < nc; i++) {
-    free(cand[i].text);
-    spyC_model_free(&cand[i].m);
+/* Fit primitive P into F: the steps above in order, each primitive with
+** its own random stream (seeded from o->seed and its name). Returns 0
+** (F's status says whether a model was fitted) or SPY_ENOMEM. */
+static int fit_prim(const spyC_prim *p, const spy_cost_options *o,
+                    const char *user, spy_cost_fit *f) {
+  fitctx fc = {.p = p, .o = o, .user = user, .f = f, .pv = SPYC_PRIV(f),
+               .pick = -1};
+  if (!(fc.rng = gsl_rng_alloc(gsl_rng_taus2))) return SPY_ENOMEM;
+  gsl_rng_set(fc.rng, spyC_seed(o->seed, p->name));
+  spyC_sopt_init(&fc.so, o);
+  fc.so.seed = spyC_seed(o->seed, p->name);
+  int rc = describe(&fc);
+  if (rc == 0) rc = choose_model(&fc);
+  if (rc == 0) rc = fit_calls(&fc);
+  if (rc == 0) rc = assess(&fc);
+  if (rc == 0) {
+    gc_split(&fc);
+    rc = fit_bound(&fc);
   }
-  spyC_design_free(&d);
-  free(e);
-  free(tmp);
-  free(keep);
-  gsl_rng_free(rng);
-  return rc;
+  for (int i = 0; i < fc.nc; i++) {
+    free(fc.cand[i].text);
+    spyC_model_free(&fc.cand[i].m);
+  }
+  spyC_design_free(&fc.d);
+  free(fc.e);
+  free(fc.tmp);
+  free(fc.keep);
+  gsl_rng_free(fc.rng);
+  return rc == STOP ? 0 : rc;
 }
 
 /* ===================================================================

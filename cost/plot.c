@@ -171,120 +171,131 @@ void spyC_plot_done(void) {
   if (fini) fini();
 }
 
-int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
-                  const char *dir, int png, char *path_out, size_t pathlen,
-                  char *err, size_t errlen) {
-  if (!f || !d || !dir || f->status || f->prim >= d->n) return SPY_EINVAL;
-  const spyC_fitpriv *pv = SPYC_PRIV(f);
-  const spyC_prim *p = &d->prim[f->prim];
-  const spyC_model *m = &pv->m;
-  char *base = spy_cost_c_name("", f->name);
-  if (!base) return SPY_ENOMEM;
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s.%s", dir, base, png ? "png" : "svg");
-  free(base);
-  if (path_out && pathlen) snprintf(path_out, pathlen, "%s", path);
+/* One picture being made: what is plotted against what, the sampled
+** calls, the two curves and the axes. */
+enum { NC = 240 }; /* points on each curve */
 
-  /* The x axis. */
-  int mode = X_FITTED, var = -1, term = -1;
+typedef struct plot {
+  const spy_cost_fit *f;
+  const spyC_fitpriv *pv;
+  const spyC_prim *p;
+  const spyC_model *m;
+  int mode, var, term; /* X_*; the size variable (X_VAR); the term (X_TERM) */
+  size_t stride;       /* every stride-th call is drawn */
+  size_t np;
+  double *xs, *ys;     /* the drawn calls */
+  unsigned char *over; /* ... above the bound */
+  double xlo, xhi, ylo, yhi;
+  double cx[NC], cf[NC], cb[NC]; /* x, fit and bound along the x axis */
+  axis ax, ay;
+} plot;
+
+/* The x axis (see the file comment): the model's one size variable, else
+** its one term of sizes when there is no coefficient-free part, else the
+** fitted time. */
+static void choose_x(plot *pl) {
+  const spyC_model *m = pl->m;
   int nused = 0;
-  for (unsigned v = 0; v < p->nsizes; v++)
-    if (spyC_model_uses(m, (int)v)) nused++, var = (int)v;
+  pl->mode = X_FITTED;
+  pl->var = pl->term = -1;
+  for (unsigned v = 0; v < pl->p->nsizes; v++)
+    if (spyC_model_uses(m, (int)v)) nused++, pl->var = (int)v;
   if (nused == 1) {
-    mode = X_VAR;
-  } else {
-    int nterm = 0;
-    for (int k = 0; k < m->ncoef; k++) {
-      const spyC_node *bn = &m->node[m->basis[k]];
-      if (bn->op == SPYC_NUM) continue;
-      /* A term of extra predictors only (c_gc*gc) is held at its mean. */
-      if (!tree_uses_size(m, m->basis[k], p->nsizes)) continue;
-      nterm++;
-      term = k;
-    }
-    if (nterm == 1 && m->offset < 0) mode = X_TERM;
+    pl->mode = X_VAR;
+    return;
   }
+  int nterm = 0;
+  for (int k = 0; k < m->ncoef; k++) {
+    const spyC_node *bn = &m->node[m->basis[k]];
+    if (bn->op == SPYC_NUM) continue;
+    /* A term of extra predictors only (c_gc*gc) is held at its mean. */
+    if (!tree_uses_size(m, m->basis[k], pl->p->nsizes)) continue;
+    nterm++;
+    pl->term = k;
+  }
+  if (nterm == 1 && m->offset < 0) pl->mode = X_TERM;
+}
 
-  /* Points: a deterministic stride through the calls. */
+/* The calls drawn (a deterministic stride through them, at most MAXPTS),
+** each marked when above the bound, and their ranges. Returns 0 or
+** SPY_ENOMEM. */
+static int gather_points(plot *pl) {
+  const spyC_prim *p = pl->p;
   size_t stride = p->n > MAXPTS ? (p->n + MAXPTS - 1) / MAXPTS : 1;
-  size_t np = 0;
-  double *xs = malloc((p->n / stride + 2) * sizeof *xs);
-  double *ys = malloc((p->n / stride + 2) * sizeof *ys);
-  unsigned char *over = malloc(p->n / stride + 2);
+  pl->stride = stride;
+  pl->xs = malloc((p->n / stride + 2) * sizeof *pl->xs);
+  pl->ys = malloc((p->n / stride + 2) * sizeof *pl->ys);
+  pl->over = malloc(p->n / stride + 2);
+  if (!pl->xs || !pl->ys || !pl->over) return SPY_ENOMEM;
   double st[4 * SPYC_MAXDEPTH + 16], g[SPYC_MAXCOEF], off;
-  if (!xs || !ys || !over) {
-    free(xs);
-    free(ys);
-    free(over);
-    return SPY_ENOMEM;
-  }
-  double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+  pl->xlo = pl->ylo = INFINITY;
+  pl->xhi = pl->yhi = -INFINITY;
   for (size_t i = 0; i < p->n; i += stride) {
     const double *v = p->x + i * p->nvars;
     double x;
-    if (mode == X_VAR) x = v[var];
-    else if (mode == X_TERM) {
-      if (spyC_model_basis(m, v, g, &off, st) < 0) continue;
-      x = g[term];
-    } else x = spy_cost_eval(f, 0, v);
+    if (pl->mode == X_VAR) x = v[pl->var];
+    else if (pl->mode == X_TERM) {
+      if (spyC_model_basis(pl->m, v, g, &off, st) < 0) continue;
+      x = g[pl->term];
+    } else x = spy_cost_eval(pl->f, 0, v);
     if (!isfinite(x)) continue;
-    double b = spy_cost_eval(f, 1, v);
-    xs[np] = x;
-    ys[np] = p->t[i];
-    over[np] = isfinite(b) && p->t[i] > b;
-    xlo = fmin(xlo, x), xhi = fmax(xhi, x);
-    ylo = fmin(ylo, p->t[i]), yhi = fmax(yhi, p->t[i]);
-    np++;
+    double b = spy_cost_eval(pl->f, 1, v);
+    pl->xs[pl->np] = x;
+    pl->ys[pl->np] = p->t[i];
+    pl->over[pl->np] = isfinite(b) && p->t[i] > b;
+    pl->xlo = fmin(pl->xlo, x), pl->xhi = fmax(pl->xhi, x);
+    pl->ylo = fmin(pl->ylo, p->t[i]), pl->yhi = fmax(pl->yhi, p->t[i]);
+    pl->np++;
   }
-  if (np == 0) {
-    free(xs);
-    free(ys);
-    free(over);
-    if (err && errlen) snprintf(err, errlen, "%s: nothing to plot", f->name);
-    return SPY_EINVAL;
-  }
-  /* A few zero sizes should not cost the axis its log scale: they are
-  ** drawn at its left edge. */
+  return 0;
+}
+
+/* The x axis over the points. A few zero sizes should not cost it its
+** log scale: they are drawn at its left edge. */
+static void fit_x_axis(plot *pl) {
   double xpos = INFINITY;
   size_t nonpos = 0;
-  for (size_t i = 0; i < np; i++) {
-    if (xs[i] > 0) xpos = fmin(xpos, xs[i]);
+  for (size_t i = 0; i < pl->np; i++) {
+    if (pl->xs[i] > 0) xpos = fmin(xpos, pl->xs[i]);
     else nonpos++;
   }
-  axis ax, ay;
-  if (nonpos > 0 && nonpos * 20 < np && xpos < INFINITY)
-    axis_fit(&ax, xpos, xhi);
+  if (nonpos > 0 && nonpos * 20 < pl->np && xpos < INFINITY)
+    axis_fit(&pl->ax, xpos, pl->xhi);
   else
-    axis_fit(&ax, xlo, xhi);
-  if (ax.log)
-    for (size_t i = 0; i < np; i++)
-      if (xs[i] < ax.lo) xs[i] = ax.lo;
+    axis_fit(&pl->ax, pl->xlo, pl->xhi);
+  if (pl->ax.log)
+    for (size_t i = 0; i < pl->np; i++)
+      if (pl->xs[i] < pl->ax.lo) pl->xs[i] = pl->ax.lo;
+}
 
-  /* Curves: the fit and the bound, over the x range. */
-  enum { NC = 240 };
-  double cx[NC], cf[NC], cb[NC];
-  /* Sizes not on the axis are held at their mean; extra predictors at 0,
-  ** so that the curve is the nominal cost (no GC in the call). */
+/* The fit and the bound along the x axis, then the y axis over points and
+** curves. Sizes not on the axis are held at their mean, extra predictors
+** at 0, so that the curve is the nominal cost (no GC in the call). */
+static void make_curves(plot *pl) {
+  const spyC_prim *p = pl->p;
+  const spy_cost_fit *f = pl->f;
   double mean[SPY_COST_MAXVARS];
-  memcpy(mean, pv->mean, sizeof mean);
+  memcpy(mean, pl->pv->mean, sizeof mean);
   for (unsigned v = p->nsizes; v < p->nvars; v++) mean[v] = 0;
   double a0 = 0, a1 = 0, b0 = NAN, b1 = NAN;
-  if (mode == X_TERM) {
+  if (pl->mode == X_TERM) {
     /* Fit and bound are affine in the term: two points define them. */
-    double gm, vals[SPY_COST_MAXVARS];
+    double st[4 * SPYC_MAXDEPTH + 16], g[SPYC_MAXCOEF], off;
+    double vals[SPY_COST_MAXVARS];
     memcpy(vals, mean, sizeof vals);
-    spyC_model_basis(m, vals, g, &off, st);
-    gm = g[term];
+    spyC_model_basis(pl->m, vals, g, &off, st);
+    double gm = g[pl->term];
     double fm = spy_cost_eval(f, 0, vals);
-    a1 = pv->beta[term];
+    a1 = pl->pv->beta[pl->term];
     a0 = fm - a1 * gm;
     /* Two calls with different term values pin the bound's line. */
+    const double *xs = pl->xs;
     size_t i1 = 0, i2 = 0;
-    for (size_t i = 0; i < np; i++) {
+    for (size_t i = 0; i < pl->np; i++) {
       if (xs[i] < xs[i1]) i1 = i;
       if (xs[i] > xs[i2]) i2 = i;
     }
-    size_t r1 = i1 * stride, r2 = i2 * stride;
+    size_t r1 = i1 * pl->stride, r2 = i2 * pl->stride;
     if (r1 < p->n && r2 < p->n && xs[i2] > xs[i1]) {
       double v1 = spy_cost_eval(f, 1, p->x + r1 * p->nvars);
       double v2 = spy_cost_eval(f, 1, p->x + r2 * p->nvars);
@@ -292,85 +303,54 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
       b0 = v1 - b1 * xs[i1];
     }
   }
+  const axis *ax = &pl->ax;
   for (int k = 0; k < NC; k++) {
     double t = (double)k / (NC - 1);
-    double x = ax.log ? pow(10, log10(ax.lo) + t * (log10(ax.hi) -
-                                                     log10(ax.lo)))
-                      : ax.lo + t * (ax.hi - ax.lo);
-    cx[k] = x;
-    if (mode == X_VAR) {
+    double x = ax->log ? pow(10, log10(ax->lo) + t * (log10(ax->hi) -
+                                                      log10(ax->lo)))
+                       : ax->lo + t * (ax->hi - ax->lo);
+    pl->cx[k] = x;
+    if (pl->mode == X_VAR) {
       double vals[SPY_COST_MAXVARS];
       memcpy(vals, mean, sizeof vals);
-      vals[var] = x;
-      cf[k] = spy_cost_eval(f, 0, vals);
-      cb[k] = spy_cost_eval(f, 1, vals);
-    } else if (mode == X_TERM) {
-      cf[k] = a0 + a1 * x;
-      cb[k] = b0 + b1 * x;
+      vals[pl->var] = x;
+      pl->cf[k] = spy_cost_eval(f, 0, vals);
+      pl->cb[k] = spy_cost_eval(f, 1, vals);
+    } else if (pl->mode == X_TERM) {
+      pl->cf[k] = a0 + a1 * x;
+      pl->cb[k] = b0 + b1 * x;
     } else {
-      cf[k] = x;
-      cb[k] = NAN;
+      pl->cf[k] = x;
+      pl->cb[k] = NAN;
     }
-    if (x >= xlo && x <= xhi) {
-      if (isfinite(cf[k]) && cf[k] > 0) ylo = fmin(ylo, cf[k]);
-      if (isfinite(cb[k])) yhi = fmax(yhi, cb[k]);
+    if (x >= pl->xlo && x <= pl->xhi) {
+      if (isfinite(pl->cf[k]) && pl->cf[k] > 0)
+        pl->ylo = fmin(pl->ylo, pl->cf[k]);
+      if (isfinite(pl->cb[k])) pl->yhi = fmax(pl->yhi, pl->cb[k]);
     }
   }
-  axis_fit(&ay, ylo, yhi);
-  if (ay.log && ylo <= 0) ay.log = 0;
+  axis_fit(&pl->ay, pl->ylo, pl->yhi);
+  if (pl->ay.log && pl->ylo <= 0) pl->ay.log = 0;
+}
 
-  /* The picture goes to a temporary replaced into place at the end
-  ** (profile/atomic.h), like every file spyon writes. */
-  spyP_afile af;
-  int arc = spyP_aopen(&af, path, err, errlen);
-  if (arc) {
-    free(xs);
-    free(ys);
-    free(over);
-    return arc;
-  }
-  cairo_surface_t *sf =
-      png ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)W, (int)H)
-          : cairo_svg_surface_create_for_stream(to_file, af.f, W, H);
-  if (cairo_surface_status(sf) != CAIRO_STATUS_SUCCESS) {
-    if (err && errlen)
-      snprintf(err, errlen, "%s: %s", path,
-               cairo_status_to_string(cairo_surface_status(sf)));
-    cairo_surface_destroy(sf);
-    spyP_aabort(&af);
-    free(xs);
-    free(ys);
-    free(over);
-    return SPY_EIO;
-  }
-  cairo_t *cr = cairo_create(sf);
-  cairo_set_source_rgb(cr, 1, 1, 1);
-  cairo_paint(cr);
-  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-                         CAIRO_FONT_WEIGHT_NORMAL);
-  draw_axis(cr, &ax, 0, mode == X_FITTED);
-  draw_axis(cr, &ay, 1, 1);
-  cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
-  cairo_set_line_width(cr, 1);
-  cairo_rectangle(cr, ML, MT, W - ML - MR, H - MT - MB);
-  cairo_stroke(cr);
-
-  /* Points, clipped to the plotting area. */
+/* The calls (those above the bound in orange, on top) and the two
+** curves, clipped to the plotting area. */
+static void draw_data(cairo_t *cr, const plot *pl) {
+  const axis *ax = &pl->ax, *ay = &pl->ay;
   cairo_save(cr);
   cairo_rectangle(cr, ML, MT, W - ML - MR, H - MT - MB);
   cairo_clip(cr);
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 0) cairo_set_source_rgba(cr, 0.16, 0.38, 0.72, 0.35);
     else cairo_set_source_rgba(cr, 0.90, 0.45, 0.05, 0.6);
-    for (size_t i = 0; i < np; i++) {
-      if (over[i] != pass || (ay.log && ys[i] <= 0)) continue;
-      cairo_arc(cr, px(&ax, xs[i]), py(&ay, ys[i]), 2.0, 0, 2 * M_PI);
+    for (size_t i = 0; i < pl->np; i++) {
+      if (pl->over[i] != pass || (ay->log && pl->ys[i] <= 0)) continue;
+      cairo_arc(cr, px(ax, pl->xs[i]), py(ay, pl->ys[i]), 2.0, 0, 2 * M_PI);
       cairo_fill(cr);
     }
   }
-  /* The curves. */
   for (int which = 0; which < 2; which++) {
-    const double *cy = which ? cb : cf;
+    const double *cy = which ? pl->cb : pl->cf;
     if (which) {
       double dash[] = {7, 4};
       cairo_set_dash(cr, dash, 2, 0);
@@ -381,11 +361,11 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
     cairo_set_line_width(cr, 2.2);
     int pen = 0;
     for (int k = 0; k < NC; k++) {
-      if (!isfinite(cy[k]) || (ay.log && cy[k] <= 0)) {
+      if (!isfinite(cy[k]) || (ay->log && cy[k] <= 0)) {
         pen = 0;
         continue;
       }
-      double X = px(&ax, cx[k]), Y = py(&ay, cy[k]);
+      double X = px(ax, pl->cx[k]), Y = py(ay, cy[k]);
       if (pen) cairo_line_to(cr, X, Y);
       else cairo_move_to(cr, X, Y);
       pen = 1;
@@ -394,8 +374,14 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
     cairo_set_dash(cr, NULL, 0, 0);
   }
   cairo_restore(cr);
+}
 
-  /* Titles, axis labels, legend. */
+/* The title, the subtitle (calls, model, R^2, scales) and both axes'
+** labels. */
+static void draw_titles(cairo_t *cr, const plot *pl) {
+  const spy_cost_fit *f = pl->f;
+  const spyC_prim *p = pl->p;
+  const axis *ax = &pl->ax, *ay = &pl->ay;
   char line[512];
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
   cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
@@ -407,15 +393,15 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
   cairo_set_font_size(cr, 12);
   snprintf(line, sizeof line, "%zu calls; %s model, R^2 %.3f; %s axes",
            f->nobs, f->family, f->r2,
-           ax.log && ay.log ? "log-log" : ax.log ? "log x" : ay.log
-                                                        ? "log y"
-                                                        : "linear");
+           ax->log && ay->log ? "log-log" : ax->log ? "log x" : ay->log
+                                                          ? "log y"
+                                                          : "linear");
   text_at(cr, ML, 48, line, 0);
   cairo_set_font_size(cr, 13);
-  if (mode == X_VAR) snprintf(line, sizeof line, "%s (operand size)",
-                              p->var[var]);
-  else if (mode == X_TERM) {
-    char *t = spyC_tree_print(m, m->basis[term],
+  if (pl->mode == X_VAR) snprintf(line, sizeof line, "%s (operand size)",
+                                  p->var[pl->var]);
+  else if (pl->mode == X_TERM) {
+    char *t = spyC_tree_print(pl->m, pl->m->basis[pl->term],
                               (const char *const *)p->var);
     snprintf(line, sizeof line, "%s (size term of the model)", t ? t : "?");
     free(t);
@@ -430,8 +416,14 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
   cairo_rel_move_to(cr, -te.x_advance / 2, 0);
   cairo_show_text(cr, line);
   cairo_restore(cr);
+}
 
-  /* Legend, top left inside the plot. */
+/* The legend, top left inside the plot: the calls, the typical model and,
+** when there is one, the bound and the calls above it. */
+static void draw_legend(cairo_t *cr, const plot *pl) {
+  const spy_cost_fit *f = pl->f;
+  const spyC_prim *p = pl->p;
+  char line[512];
   cairo_set_font_size(cr, 11.5);
   double lx = ML + 12, ly = MT + 18;
   cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
@@ -441,7 +433,7 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
   cairo_arc(cr, lx + 8, ly - 4, 3, 0, 2 * M_PI);
   cairo_fill(cr);
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-  snprintf(line, sizeof line, "measured calls (%zu shown)", np);
+  snprintf(line, sizeof line, "measured calls (%zu shown)", pl->np);
   text_at(cr, lx + 24, ly, line, 0);
   ly += 16;
   cairo_set_source_rgb(cr, 0.05, 0.15, 0.45);
@@ -452,44 +444,68 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
   cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
   int extras = 0;
   for (unsigned v = p->nsizes; v < p->nvars; v++)
-    extras |= spyC_model_uses(m, (int)v);
+    extras |= spyC_model_uses(pl->m, (int)v);
   snprintf(line, sizeof line, "typical%s: %s ns",
            extras ? " (curve without GC)" : "", f->fitted);
   text_at(cr, lx + 24, ly, line, 0);
-  if (f->bound[0].ok) {
-    ly += 16;
-    double dash[] = {7, 4};
-    cairo_set_dash(cr, dash, 2, 0);
-    cairo_set_source_rgb(cr, 0.80, 0.10, 0.10);
-    cairo_move_to(cr, lx, ly - 4);
-    cairo_line_to(cr, lx + 18, ly - 4);
-    cairo_stroke(cr);
-    cairo_set_dash(cr, NULL, 0, 0);
-    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    snprintf(line, sizeof line, "D=%g%% bound: %s ns", 100 * f->confidence,
-             f->bound[0].fitted);
-    text_at(cr, lx + 24, ly, line, 0);
-    ly += 16;
-    cairo_set_source_rgba(cr, 0.90, 0.45, 0.05, 0.8);
-    cairo_arc(cr, lx + 8, ly - 4, 3, 0, 2 * M_PI);
-    cairo_fill(cr);
-    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    snprintf(line, sizeof line, "calls above the bound (held-out coverage "
-                                "%.1f%%)",
-             100 * f->bound[0].coverage);
-    text_at(cr, lx + 24, ly, line, 0);
-  }
+  if (!f->bound[0].ok) return;
+  ly += 16;
+  double dash[] = {7, 4};
+  cairo_set_dash(cr, dash, 2, 0);
+  cairo_set_source_rgb(cr, 0.80, 0.10, 0.10);
+  cairo_move_to(cr, lx, ly - 4);
+  cairo_line_to(cr, lx + 18, ly - 4);
+  cairo_stroke(cr);
+  cairo_set_dash(cr, NULL, 0, 0);
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  snprintf(line, sizeof line, "D=%g%% bound: %s ns", 100 * f->confidence,
+           f->bound[0].fitted);
+  text_at(cr, lx + 24, ly, line, 0);
+  ly += 16;
+  cairo_set_source_rgba(cr, 0.90, 0.45, 0.05, 0.8);
+  cairo_arc(cr, lx + 8, ly - 4, 3, 0, 2 * M_PI);
+  cairo_fill(cr);
+  cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+  snprintf(line, sizeof line, "calls above the bound (held-out coverage "
+                              "%.1f%%)",
+           100 * f->bound[0].coverage);
+  text_at(cr, lx + 24, ly, line, 0);
+}
 
-  cairo_destroy(cr);
-  cairo_status_t cs = png ? cairo_surface_write_to_png_stream(sf, to_file,
-                                                              af.f)
-                          : CAIRO_STATUS_SUCCESS;
-  cairo_surface_finish(sf);
-  if (cs == CAIRO_STATUS_SUCCESS) cs = cairo_surface_status(sf);
+/* Draw PL into a new SVG (or PNG) surface written to PATH through a
+** temporary replaced into place at the end (profile/atomic.h), like every
+** file spyon writes. Returns 0, or SPY_EIO (or the atomic writer's code)
+** with ERR set. */
+static int render(const plot *pl, const char *path, int png, char *err,
+                  size_t errlen) {
+  spyP_afile af;
+  int arc = spyP_aopen(&af, path, err, errlen);
+  if (arc) return arc;
+  cairo_surface_t *sf =
+      png ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)W, (int)H)
+          : cairo_svg_surface_create_for_stream(to_file, af.f, W, H);
+  cairo_status_t cs = cairo_surface_status(sf);
+  if (cs == CAIRO_STATUS_SUCCESS) {
+    cairo_t *cr = cairo_create(sf);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+                           CAIRO_FONT_WEIGHT_NORMAL);
+    draw_axis(cr, &pl->ax, 0, pl->mode == X_FITTED);
+    draw_axis(cr, &pl->ay, 1, 1);
+    cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, ML, MT, W - ML - MR, H - MT - MB);
+    cairo_stroke(cr);
+    draw_data(cr, pl);
+    draw_titles(cr, pl);
+    draw_legend(cr, pl);
+    cairo_destroy(cr);
+    if (png) cs = cairo_surface_write_to_png_stream(sf, to_file, af.f);
+    cairo_surface_finish(sf);
+    if (cs == CAIRO_STATUS_SUCCESS) cs = cairo_surface_status(sf);
+  }
   cairo_surface_destroy(sf);
-  free(xs);
-  free(ys);
-  free(over);
   if (cs != CAIRO_STATUS_SUCCESS) {
     spyP_aabort(&af);
     if (err && errlen)
@@ -497,4 +513,39 @@ int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
     return SPY_EIO;
   }
   return spyP_acommit(&af, err, errlen);
+}
+
+int spyC_plot_svg(const spy_cost_fit *f, const spy_cost_data *d,
+                  const char *dir, int png, char *path_out, size_t pathlen,
+                  char *err, size_t errlen) {
+  if (!f || !d || !dir || f->status || f->prim >= d->n) return SPY_EINVAL;
+  char *base = spy_cost_c_name("", f->name);
+  if (!base) return SPY_ENOMEM;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.%s", dir, base, png ? "png" : "svg");
+  free(base);
+  if (path_out && pathlen) snprintf(path_out, pathlen, "%s", path);
+
+  plot *pl = calloc(1, sizeof *pl);
+  if (!pl) return SPY_ENOMEM;
+  pl->f = f;
+  pl->pv = SPYC_PRIV(f);
+  pl->p = &d->prim[f->prim];
+  pl->m = &pl->pv->m;
+  choose_x(pl);
+  int rc = gather_points(pl);
+  if (rc == 0 && pl->np == 0) {
+    if (err && errlen) snprintf(err, errlen, "%s: nothing to plot", f->name);
+    rc = SPY_EINVAL;
+  }
+  if (rc == 0) {
+    fit_x_axis(pl);
+    make_curves(pl);
+    rc = render(pl, path, png, err, errlen);
+  }
+  free(pl->xs);
+  free(pl->ys);
+  free(pl->over);
+  free(pl);
+  return rc;
 }
