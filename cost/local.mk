@@ -32,7 +32,7 @@ cost_fuzz_lib = $(top_srcdir)/cost/util.c $(top_srcdir)/cost/expr.c \
 	$(top_srcdir)/cost/models.c $(top_srcdir)/cost/select.c \
 	$(top_srcdir)/cost/bootstrap.c $(top_srcdir)/cost/dconf.c \
 	$(top_srcdir)/cost/fit.c $(top_srcdir)/cost/output.c \
-	$(top_srcdir)/cost/codegen.c
+	$(top_srcdir)/cost/codegen.c $(top_srcdir)/profile/jsonw.c
 cost_fuzz_headers = $(top_srcdir)/include/spyon/cost.h \
 	$(top_srcdir)/cost/data.h $(top_srcdir)/cost/expr.h \
 	$(top_srcdir)/cost/util.h

@@ -11,6 +11,7 @@
 
 #include "cost/fit.h"
 #include "cost/util.h"
+#include "profile/jsonw.h"
 
 static const char *solver_name(spy_cost_solver s) {
   static const char *const n[] = {"median", "ols", "wls", "ridge",
@@ -236,19 +237,6 @@ int spy_cost_write_csv(const spy_cost_result *r, FILE *fp) {
 ** JSON
 ** =================================================================== */
 
-static void js_str(FILE *fp, const char *s) {
-  fputc('"', fp);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;
-       p++) {
-    if (*p == '"' || *p == '\\') fprintf(fp, "\\%c", *p);
-    else if (*p == '\n') fputs("\\n", fp);
-    else if (*p == '\t') fputs("\\t", fp);
-    else if (*p < 0x20) fprintf(fp, "\\u%04x", *p);
-    else fputc(*p, fp);
-  }
-  fputc('"', fp);
-}
-
 /* The shortest of %.15g and %.17g that reads back as the same double. */
 static void js_num(FILE *fp, double v) {
   if (!isfinite(v)) {
@@ -265,7 +253,7 @@ static void js_coefs(FILE *fp, const spy_cost_coef *c, size_t n) {
   fputc('[', fp);
   for (size_t k = 0; k < n; k++) {
     fprintf(fp, "%s{\"name\": ", k ? ", " : "");
-    js_str(fp, c[k].name);
+    spyP_json_fstr(fp, c[k].name);
     fputs(", \"value\": ", fp);
     js_num(fp, c[k].value);
     fputs(", \"lo\": ", fp);
@@ -279,13 +267,13 @@ static void js_coefs(FILE *fp, const spy_cost_coef *c, size_t n) {
 
 static void js_fit(FILE *fp, const spy_cost_fit *f) {
   fputs("    {\"name\": ", fp);
-  js_str(fp, f->name);
+  spyP_json_fstr(fp, f->name);
   fprintf(fp, ", \"calls\": %zu, \"used\": %zu, \"culled\": %zu,\n", f->nobs,
           f->used, f->culled);
   fputs("     \"variables\": [", fp);
   for (unsigned v = 0; v < f->nvars; v++) {
     fputs(v ? ", " : "", fp);
-    js_str(fp, f->vars[v]);
+    spyP_json_fstr(fp, f->vars[v]);
   }
   fprintf(fp, "], \"sizes\": %u,\n     \"mean_ns\": ", f->nsizes);
   js_num(fp, f->mean_ns);
@@ -295,16 +283,16 @@ static void js_fit(FILE *fp, const spy_cost_fit *f) {
   js_num(fp, f->max_ns);
   if (f->status) {
     fputs(",\n     \"status\": \"error\", \"message\": ", fp);
-    js_str(fp, f->message);
+    spyP_json_fstr(fp, f->message);
     fputs("}", fp);
     return;
   }
   fputs(",\n     \"status\": \"ok\", \"family\": ", fp);
-  js_str(fp, f->family);
+  spyP_json_fstr(fp, f->family);
   fputs(", \"model\": ", fp);
-  js_str(fp, f->model);
+  spyP_json_fstr(fp, f->model);
   fputs(",\n     \"fitted\": ", fp);
-  js_str(fp, f->fitted);
+  spyP_json_fstr(fp, f->fitted);
   fputs(",\n     \"coefficients\": ", fp);
   js_coefs(fp, f->coef, f->ncoef);
   fputs(",\n     \"r2\": ", fp);
@@ -316,7 +304,7 @@ static void js_fit(FILE *fp, const spy_cost_fit *f) {
   fputs(", \"median_rel_error\": ", fp);
   js_num(fp, f->mre);
   fputs(", \"cv_loss\": ", fp);
-  js_str(fp, f->loss_name);
+  spyP_json_fstr(fp, f->loss_name);
   fprintf(fp, ",\n     \"outliers\": {\"low_mild\": %zu, \"low_severe\": %zu, "
               "\"high_mild\": %zu, \"high_severe\": %zu}",
           f->outliers.low_mild, f->outliers.low_severe,
@@ -328,11 +316,11 @@ static void js_fit(FILE *fp, const spy_cost_fit *f) {
     const spy_cost_bound *q = &f->bound[k];
     fputs(k ? ",\n       " : "\n       ", fp);
     fputs("{\"method\": ", fp);
-    js_str(fp, q->method);
+    spyP_json_fstr(fp, q->method);
     fprintf(fp, ", \"ok\": %s", q->ok ? "true" : "false");
     if (q->ok) {
       fputs(", \"fitted\": ", fp);
-      js_str(fp, q->fitted);
+      spyP_json_fstr(fp, q->fitted);
       fputs(", \"coefficients\": ", fp);
       js_coefs(fp, q->coef, q->ncoef);
       fputs(", \"coverage\": ", fp);
@@ -362,9 +350,9 @@ static void js_fit(FILE *fp, const spy_cost_fit *f) {
     const spy_cost_candidate *q = &f->cand[k];
     fputs(k ? ",\n       " : "\n       ", fp);
     fputs("{\"family\": ", fp);
-    js_str(fp, q->family);
+    spyP_json_fstr(fp, q->family);
     fputs(", \"model\": ", fp);
-    js_str(fp, q->expr);
+    spyP_json_fstr(fp, q->expr);
     fprintf(fp, ", \"ncoef\": %u, \"ok\": %s, \"cv_loss\": ", q->ncoef,
             q->ok ? "true" : "false");
     js_num(fp, q->cv_loss);
@@ -380,7 +368,7 @@ static void js_fit(FILE *fp, const spy_cost_fit *f) {
       e = strchr(s, ',');
       if (e) *e = '\0';
       fputs(s == fl ? "" : ", ", fp);
-      js_str(fp, s);
+      spyP_json_fstr(fp, s);
     }
   }
   fputs("]}", fp);
@@ -389,9 +377,9 @@ static void js_fit(FILE *fp, const spy_cost_fit *f) {
 int spy_cost_write_json(const spy_cost_result *r, FILE *fp) {
   if (!r || !fp) return SPY_EINVAL;
   fputs("{\"source\": ", fp);
-  js_str(fp, r->source);
+  spyP_json_fstr(fp, r->source);
   fputs(", \"solver\": ", fp);
-  js_str(fp, solver_name(r->opts.solver));
+  spyP_json_fstr(fp, solver_name(r->opts.solver));
   fputs(", \"confidence\": ", fp);
   js_num(fp, r->opts.confidence);
   fputs(", \"level\": ", fp);

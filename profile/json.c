@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "profile/profile.h"
+#include "profile/jsonw.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,67 +22,8 @@ static const char *kind_str(spy_frame_kind k) {
 }
 
 /* ------------------------------------------------------------------------
-** Strings
+** Values (strings are written by profile/jsonw.c)
 ** --------------------------------------------------------------------- */
-
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
-** forms, no surrogates, nothing above U+10FFFF), or 0 if it is not one.
-** Stops at the NUL terminator, which is never a continuation byte. */
-static int utf8_len(const unsigned char *s) {
-  unsigned c = s[0];
-#define CONT_(x) ((x) >= 0x80 && (x) <= 0xbf)
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) return CONT_(s[1]) ? 2 : 0;
-  if (c >= 0xe0 && c <= 0xef) {
-    unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    return s[1] >= lo && s[1] <= hi && CONT_(s[2]) ? 3 : 0;
-  }
-  if (c >= 0xf0 && c <= 0xf4) {
-    unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    return s[1] >= lo && s[1] <= hi && CONT_(s[2]) && CONT_(s[3]) ? 4 : 0;
-  }
-  return 0;
-#undef CONT_
-}
-
-/* A JSON string. Quotes, backslashes and control characters are escaped;
-** each byte that is not part of well-formed UTF-8 becomes U+FFFD, so the
-** document is always valid UTF-8 whatever a host named its methods. */
-static void j_str(FILE *f, const char *str) {
-  const unsigned char *s = (const unsigned char *)(str ? str : "");
-  putc('"', f);
-  while (*s) {
-    unsigned c = *s;
-    if (c == '"' || c == '\\') {
-      putc('\\', f);
-      putc((int)c, f);
-      s++;
-    } else if (c < 0x20) {
-      switch (c) {
-      case '\n': fputs("\\n", f); break;
-      case '\r': fputs("\\r", f); break;
-      case '\t': fputs("\\t", f); break;
-      case '\b': fputs("\\b", f); break;
-      case '\f': fputs("\\f", f); break;
-      default: fprintf(f, "\\u%04x", c); break;
-      }
-      s++;
-    } else if (c < 0x80) {
-      putc((int)c, f);
-      s++;
-    } else {
-      int n = utf8_len(s);
-      if (n) {
-        fwrite(s, 1, (size_t)n, f);
-        s += n;
-      } else {
-        fputs("\\ufffd", f);
-        s++;
-      }
-    }
-  }
-  putc('"', f);
-}
 
 static void j_opt(FILE *f, uint32_t idx) {
   if (idx == SPY_NONE) fputs("null", f);
@@ -148,7 +90,7 @@ static void j_node_open(FILE *f, const spy_profile *p, uint32_t i) {
   const spy_node *n = &p->nodes[i];
   const spy_frame *fr = &p->frames[n->frame];
   fprintf(f, "{\"frame\":%" PRIu32 ",\"name\":", n->frame);
-  j_str(f, fr->name);
+  spyP_json_fstr(f, fr->name);
   fprintf(f, ",\"kind\":\"%s\",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
           ",\"tallies\":%" PRIu64 ",\"self_tallies\":%" PRIu64
           ",\"children\":[",
@@ -216,7 +158,7 @@ static int j_leaves(FILE *f, const spy_profile *p) {
     const spy_frame *fr = &p->frames[lv[i].frame];
     fprintf(f, "%s\n{\"frame\":%" PRIu32 ",\"name\":", i ? "," : "",
             lv[i].frame);
-    j_str(f, fr->name);
+    spyP_json_fstr(f, fr->name);
     fprintf(f, ",\"kind\":\"%s\",\"self_ns\":%" PRIu64
             ",\"self_tallies\":%" PRIu64 "}",
             kind_str(fr->kind), lv[i].self_ns, lv[i].self_tallies);
@@ -231,16 +173,16 @@ static void j_prims(FILE *f, const spy_profile *p) {
   for (size_t i = 0; i < p->nprims; i++) {
     const spy_profile_prim *pr = &p->prims[i];
     fputs(i ? ",\n{\"name\":" : "\n{\"name\":", f);
-    j_str(f, pr->name);
+    spyP_json_fstr(f, pr->name);
     fputs(",\"sizes\":[", f);
     for (unsigned k = 0; k < pr->nsizes; k++) {
       if (k) putc(',', f);
-      j_str(f, pr->size_names[k]);
+      spyP_json_fstr(f, pr->size_names[k]);
     }
     fprintf(f, "],\"flags\":%u,\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64
             ",\"max_ns\":%" PRIu64 ",\"obs_offered\":%" PRIu64 ",\"model\":",
             pr->flags, pr->calls, pr->total_ns, pr->max_ns, pr->obs_offered);
-    if (pr->model) j_str(f, pr->model);
+    if (pr->model) spyP_json_fstr(f, pr->model);
     else fputs("null", f);
     fputs(",\"obs\":[", f);
     for (size_t j = 0; j < pr->nobs; j++) {
@@ -277,7 +219,7 @@ static void j_regions(FILE *f, const spy_profile *p) {
   for (size_t i = 0; i < p->nregions; i++) {
     const spy_profile_region *r = &p->regions[i];
     fputs(i ? ",\n{\"name\":" : "\n{\"name\":", f);
-    j_str(f, r->name);
+    spyP_json_fstr(f, r->name);
     fputs(",\"parent\":", f);
     j_opt(f, r->parent);
     fprintf(f, ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64
@@ -314,22 +256,22 @@ int spy_profile_write_json(const spy_profile *p, FILE *f) {
           p->mode == SPY_MODE_TIMER ? "timer" : "poll", p->interval_ns,
           p->wall_ns, p->tallies, p->dropped, p->obs_dropped, p->hook_ns,
           p->start_unix_ns);
-  j_str(f, p->clock);
+  spyP_json_fstr(f, p->clock);
   fputs(",\"command\":", f);
-  j_str(f, p->command);
+  spyP_json_fstr(f, p->command);
   fputs("},\n\"frames\":[", f);
   for (size_t i = 0; i < p->nframes; i++) {
     const spy_frame *fr = &p->frames[i];
     fprintf(f, "%s\n{\"kind\":\"%s\",\"key\":\"0x%" PRIx64 "\",\"name\":",
             i ? "," : "", kind_str(fr->kind), fr->key);
-    j_str(f, fr->name);
+    spyP_json_fstr(f, fr->name);
     putc('}', f);
   }
   fputs("],\n\"processes\":[", f);
   for (size_t i = 0; i < p->nprocesses && rc == 0; i++) {
     const spy_process *pc = &p->processes[i];
     fprintf(f, "%s\n{\"pid\":%" PRIu64 ",\"name\":", i ? "," : "", pc->pid);
-    j_str(f, pc->name);
+    spyP_json_fstr(f, pc->name);
     fprintf(f, ",\"total_ns\":%" PRIu64 ",\"tallies\":%" PRIu64
             ",\"root\":%" PRIu32 ",\"tree\":",
             pc->total_ns, pc->tallies, pc->root);

@@ -2,7 +2,7 @@
 libspyon_core_la_SOURCES += profile/profile.c profile/profile.h \
 	profile/atomic.c profile/atomic.h \
 	profile/file.c profile/file.h profile/validate.c \
-	profile/json.c
+	profile/json.c profile/jsonw.c profile/jsonw.h
 
 EXTRA_DIST += profile/fuzz_load.c docs/format.md \
 	tests/data/profile/small.spy
@@ -17,7 +17,8 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined
 profile_fuzz_sources = $(top_srcdir)/profile/fuzz_load.c \
 	$(top_srcdir)/profile/file.c $(top_srcdir)/profile/validate.c \
-	$(top_srcdir)/profile/json.c $(top_srcdir)/profile/atomic.c \
+	$(top_srcdir)/profile/json.c $(top_srcdir)/profile/jsonw.c \
+	$(top_srcdir)/profile/atomic.c \
 	$(top_srcdir)/report/text.c $(top_srcdir)/report/walk.c \
 	$(top_srcdir)/report/format.c $(top_srcdir)/report/export.c \
 	$(top_srcdir)/report/diff.c \
@@ -26,7 +27,8 @@ profile_fuzz_sources = $(top_srcdir)/profile/fuzz_load.c \
 .PHONY: fuzz
 fuzz: profile/fuzz_load
 profile/fuzz_load: $(profile_fuzz_sources) $(top_srcdir)/profile/file.h \
-		$(top_srcdir)/profile/profile.h $(top_srcdir)/include/spyon/profile.h
+		$(top_srcdir)/profile/profile.h $(top_srcdir)/profile/jsonw.h \
+		$(top_srcdir)/include/spyon/profile.h
 	@$(MKDIR_P) profile
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AM_CPPFLAGS) $(ZLIB_CFLAGS) \
 		-o $@ $(profile_fuzz_sources) $(ZLIB_LIBS) -lm

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/jsonw.h"
+
 /* ------------------------------------------------------------------------
 ** Growable string
 ** --------------------------------------------------------------------- */
@@ -294,54 +296,12 @@ void spyR_truncate(spyR_buf *b, size_t cols) {
 ** JSON strings
 ** --------------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there
-** are not one (stray continuation, overlong form, surrogate, > U+10FFFF). */
-static size_t utf8_len(const unsigned char *s) {
-  unsigned c = s[0];
-  if (c < 0x80) return 1;
-  size_t n;
-  uint32_t cp, min;
-  if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F, min = 0x80;
-  else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F, min = 0x800;
-  else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07, min = 0x10000;
-  else return 0;
-  for (size_t i = 1; i < n; i++) {
-    if ((s[i] & 0xC0) != 0x80) return 0; /* also stops at the NUL */
-    cp = (cp << 6) | (s[i] & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
+static void put_buf(void *ctx, const char *s, size_t n) {
+  spyR_buf_add((spyR_buf *)ctx, s, n);
 }
 
 void spyR_json_str(spyR_buf *b, const char *s) {
-  const unsigned char *u = (const unsigned char *)(s ? s : "");
-  spyR_buf_add(b, "\"", 1);
-  while (*u) {
-    unsigned c = *u;
-    if (c == '"' || c == '\\') {
-      char e[2] = {'\\', (char)c};
-      spyR_buf_add(b, e, 2);
-      u++;
-    } else if (c < 0x20) {
-      switch (c) {
-      case '\n': spyR_buf_puts(b, "\\n"); break;
-      case '\t': spyR_buf_puts(b, "\\t"); break;
-      case '\r': spyR_buf_puts(b, "\\r"); break;
-      default: spyR_buf_printf(b, "\\u%04x", c); break;
-      }
-      u++;
-    } else {
-      size_t n = utf8_len(u);
-      if (n == 0) {
-        spyR_buf_puts(b, "\xEF\xBF\xBD"); /* U+FFFD */
-        u++;
-      } else {
-        spyR_buf_add(b, (const char *)u, n);
-        u += n;
-      }
-    }
-  }
-  spyR_buf_add(b, "\"", 1);
+  spyP_json_str(put_buf, b, s);
 }
 
 /* XML text and attribute values: the five special characters as entities,

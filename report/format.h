@@ -90,9 +90,8 @@ SPY_INTERNAL size_t spyR_columns(const char *s, size_t n);
 ** something was cut (cols < 4: no dots). cols 0 means no limit. */
 SPY_INTERNAL void spyR_truncate(spyR_buf *b, size_t cols);
 
-/* Append s as a JSON string literal: quoted, with ", \ and control
-** characters escaped, and invalid UTF-8 bytes replaced by U+FFFD so the
-** result is always valid JSON. */
+/* Append s as a JSON string literal, by profile/jsonw.c's rules (the
+** project's one escaper): always valid JSON and valid UTF-8. */
 SPY_INTERNAL void spyR_json_str(spyR_buf *b, const char *s);
 
 /* Append s escaped for XML text or a quoted attribute: & < > " ' as
