@@ -2,8 +2,11 @@
 ** tests/test.h: the test runner's vocabulary.
 **
 ** Every test is a function in a table; the runner (tests/runner.c) runs each
-** one in a child process with a timeout, so a crash or a hang fails that one
-** test and the rest go on. Assertions print both values and the place.
+** one in a child process with a timeout, several at a time, so a crash or a
+** hang fails that one test and the rest go on. Assertions print both values
+** and the place. A test that cannot run here (a library not built in, a
+** sanitizer that makes its measurement meaningless) calls T_SKIP with the
+** reason instead of returning early: it is counted as skipped, not passed.
 ** Suites: each tests/test_*.c file defines one table, terminated by {0}, and
 ** tests/runner.c lists the tables.
 */
@@ -40,13 +43,14 @@ struct spy_test {
     exit(1);                                                            \
   } while (0)
 
-/* Leave the current test as skipped (the runner says "skip", not "ok"):
-** for a test that needs something this machine lacks (root, a mount
-** namespace). Say what is missing. */
+/* The exit status that tells the runner a test was skipped (automake's). */
 #define T_SKIP_STATUS 77
+
+/* Skip the current test: say why (one line) and leave the child. */
 #define T_SKIP(...)                                                     \
   do {                                                                  \
-    fprintf(stderr, "skipped: ");                                       \
+    fflush(stdout);                                                     \
+    fprintf(stderr, "skip: ");                                          \
     fprintf(stderr, __VA_ARGS__);                                       \
     fputc('\n', stderr);                                                \
     exit(T_SKIP_STATUS);                                                \

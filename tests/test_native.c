@@ -183,7 +183,8 @@ static void breakdown(void) {
     /* TSan defers asynchronous signals to its next interceptor, so the
     ** stacks it shows the handler are not where the thread was. */
     spy_profile_free(p);
-    return;
+    T_SKIP("under TSan the handler sees deferred stacks: shares not "
+           "checked");
   }
   T_ASSERT(total >= 100); /* ~270 ms of primitive at one per 0.5 ms */
   if (!(share >= 0.80 && share <= 1.0))

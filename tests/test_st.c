@@ -578,7 +578,7 @@ static void t_e2e_largeint(void) {
   if (T_TSAN) { /* GMP runs uninstrumented: shares mean nothing here */
     T_ASSERT(leaf_share(doc, "Integer>>digitMultiply:neg:") > 0);
     free(out);
-    return;
+    T_SKIP("under TSan GMP runs uninstrumented: shares not checked");
   }
   T_EQ_STR(jstr(leaves->v[0], "name"), "Integer>>digitMultiply:neg:");
   T_EQ_STR(jstr(leaves->v[0], "kind"), "prim");
