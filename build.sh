@@ -45,7 +45,9 @@ configure() {
     (cd "$top" && autoreconf -fi >/dev/null 2>&1 || autoreconf -fi)
   mkdir -p "$build"
   if [ ! -f "$build/Makefile" ] || [ "$top/configure" -nt "$build/Makefile" ]; then
-    (cd "$build" && "$top/configure" --enable-werror ${CONFIGURE_FLAGS:-} >/dev/null)
+    # Quiet, except for configure's closing summary of what is built.
+    (cd "$build" && "$top/configure" --enable-werror ${CONFIGURE_FLAGS:-} |
+      sed -n '/will be built with/,$p')
   fi
 }
 

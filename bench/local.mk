@@ -2,9 +2,6 @@
 # tables; bench/README.md quotes the latest) and the -DSPY_DISABLE check.
 # Paths are written from the top directory.
 
-# The ground-truth host is shared by tests/test_core.c and bench_accuracy.
-tests_runner_SOURCES += tests/gt/gthost.c tests/gt/gthost.h
-
 noinst_PROGRAMS += bench/bench_overhead bench/bench_accuracy \
 	bench/bench_ingest bench/bench_deep
 
@@ -14,9 +11,9 @@ bench_bench_overhead_SOURCES = bench/bench_overhead.c bench/ovm.c \
 	bench/ovm.h bench/ovm_loop.h bench/ovm_on.c bench/ovm_off.c
 bench_bench_overhead_LDADD = libspyon_core.la
 
-bench_bench_accuracy_SOURCES = bench/bench_accuracy.c tests/gt/gthost.c \
-	tests/gt/gthost.h
-bench_bench_accuracy_LDADD = libspyon_core.la -lm
+# The accuracy benchmark measures against the tests' ground-truth host.
+bench_bench_accuracy_SOURCES = bench/bench_accuracy.c
+bench_bench_accuracy_LDADD = tests/gt/libgthost.la libspyon_core.la -lm
 
 bench_bench_deep_SOURCES = bench/bench_deep.c tests/gt/gthost.c \
 	tests/gt/gthost.h
@@ -32,4 +29,16 @@ check_PROGRAMS += bench/spy_disabled
 bench_spy_disabled_SOURCES = bench/spy_disabled.c
 bench_spy_disabled_CPPFLAGS = $(AM_CPPFLAGS) -DSPY_DISABLE
 
-EXTRA_DIST += bench/run.sh bench/README.md
+# The speed target of cost/: 1M observations over 10 primitives, with
+# selection and bootstrap, in under a second.
+noinst_PROGRAMS += bench/bench_costs
+bench_bench_costs_SOURCES = bench/bench_costs.c
+bench_bench_costs_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS)
+bench_bench_costs_LDADD = libspyon_core.la $(GSL_LIBS) -lm
+
+# The Smalltalk host against Lua (bench/st/README.md).
+EXTRA_DIST += bench/run.sh bench/README.md \
+	bench/st/bench_st.sh bench/st/README.md bench/st/fib.st bench/st/fib.lua \
+	bench/st/sends.st bench/st/sends.lua bench/st/loops.st \
+	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua \
+	bench/st/deep.sh bench/st/deep.st

@@ -9,20 +9,18 @@ libspyon_core_la_SOURCES += cost/util.c cost/util.h cost/expr.c \
 	cost/bootstrap.h cost/dconf.c cost/dconf.h cost/fit.c cost/fit.h \
 	cost/output.c cost/codegen.c cost/fromprofile.c
 
-# spyon costs, and its plots.
-spyon_SOURCES += cli/costs.c cost/plot.c cost/plot.h
-spyon_CFLAGS += $(CAIRO_CFLAGS) $(GSL_CFLAGS)
-spyon_LDADD += $(CAIRO_LIBS) $(GSL_LIBS) -ldl -lm
+# spyon costs --plot: cairo, in the spyon program only (libspyon never
+# links it); configured without cairo, plot-none.c says why there is no
+# picture.
+if HAVE_CAIRO
+spyon_SOURCES += cost/plot.c cost/plot.h
+spyon_CFLAGS += $(CAIRO_CFLAGS)
+spyon_LDADD += $(CAIRO_LIBS) -ldl
+else
+spyon_SOURCES += cost/plot-none.c cost/plot.h
+endif
 
-# The speed target: 1M observations over 10 primitives, with selection and
-# bootstrap, in under a second (bench/bench_costs prints the table).
-noinst_PROGRAMS += bench/bench_costs
-bench_bench_costs_SOURCES = bench/bench_costs.c
-bench_bench_costs_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS)
-bench_bench_costs_LDADD = libspyon_core.la $(GSL_LIBS) -lm
-
-# libFuzzer targets, built by `make fuzz` with $(FUZZ_CC) (clang; the
-# variables come from profile/local.mk). Run them with e.g.
+# libFuzzer targets (`make fuzz`, see Makefile.am). Run them with e.g.
 #   cost/fuzz_csv -max_total_time=60 corpus $(top_srcdir)/tests/data/cost
 #   cost/fuzz_expr -max_total_time=60 corpus-expr
 #   cost/fuzz_fit -max_total_time=60 -max_len=2048 corpus-fit
@@ -32,13 +30,12 @@ cost_fuzz_lib = $(top_srcdir)/cost/util.c $(top_srcdir)/cost/expr.c \
 	$(top_srcdir)/cost/models.c $(top_srcdir)/cost/select.c \
 	$(top_srcdir)/cost/bootstrap.c $(top_srcdir)/cost/dconf.c \
 	$(top_srcdir)/cost/fit.c $(top_srcdir)/cost/output.c \
-	$(top_srcdir)/cost/codegen.c $(top_srcdir)/profile/jsonw.c
+	$(top_srcdir)/cost/codegen.c $(profile_jsonw_sources)
 cost_fuzz_headers = $(top_srcdir)/include/spyon/cost.h \
 	$(top_srcdir)/cost/data.h $(top_srcdir)/cost/expr.h \
 	$(top_srcdir)/cost/util.h
 
-.PHONY: fuzz
-fuzz: cost/fuzz_csv cost/fuzz_expr cost/fuzz_fit
+fuzz_targets += cost/fuzz_csv cost/fuzz_expr cost/fuzz_fit
 cost/fuzz_csv: $(top_srcdir)/cost/fuzz_csv.c $(cost_fuzz_lib) \
 		$(cost_fuzz_headers)
 	@$(MKDIR_P) cost
@@ -59,6 +56,4 @@ cost/fuzz_fit: $(top_srcdir)/cost/fuzz_fit.c $(cost_fuzz_lib) \
 		$(PTHREAD_LIBS)
 CLEANFILES += cost/fuzz_csv cost/fuzz_expr cost/fuzz_fit
 
-EXTRA_DIST += cost/fuzz_csv.c cost/fuzz_expr.c cost/fuzz_fit.c \
-	docs/costs.md docs/costs-multiply.png tests/data/cost/example.csv \
-	tests/data/cost/multiply.st
+EXTRA_DIST += cost/fuzz_csv.c cost/fuzz_expr.c cost/fuzz_fit.c

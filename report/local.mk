@@ -5,13 +5,6 @@ libspyon_core_la_SOURCES += report/tree.c report/tree.h \
 	report/walk.c report/walk.h report/text.c report/export.c \
 	report/diff.c report/merge.c report/flame.c report/report.h
 
-# The report suite's expected outputs (tests/test_report.c) and the guide to
-# reading a report, so that `make distcheck` has them.
-EXTRA_DIST += tests/data/report/synthetic.txt \
-	tests/data/report/synthetic-options.txt tests/data/report/empty.txt \
-	tests/data/report/synthetic.folded tests/data/report/diff.txt \
-	tests/data/report/seed004-tree.txt docs/report.md
-
 # libspyon_tools: the exports that need libraries an interpreter has no use
 # for (pprof: protobuf-c), linked by the spyon command and the tests, never
 # by libspyon. report/profile.pb-c.[ch] are generated from
@@ -30,3 +23,9 @@ report/profile.pb-c.c: $(top_srcdir)/report/profile.proto
 	@$(MKDIR_P) report
 	$(AM_V_GEN)$(PROTOC_C) --c_out=$(top_builddir) \
 		--proto_path=$(top_srcdir) $(top_srcdir)/report/profile.proto
+
+# The report's sources for profile/fuzz_load, which puts whatever loads
+# through the text report, the exports and a diff.
+report_fuzz_sources = $(top_srcdir)/report/text.c $(top_srcdir)/report/walk.c \
+	$(top_srcdir)/report/format.c $(top_srcdir)/report/export.c \
+	$(top_srcdir)/report/diff.c

@@ -10,8 +10,26 @@ tests_runner_SOURCES = tests/runner.c tests/test.h \
 	tests/test_export.c tests/test_report.h tests/test_json.c \
 	tests/test_runner.c
 tests_runner_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS) $(JANSSON_CFLAGS)
-tests_runner_LDADD = hosts/st/libstvm.la libspyon_tools.la libspyon_core.la \
-	$(GMP_LIBS) $(JANSSON_LIBS) -lm
+tests_runner_LDADD = tests/gt/libgthost.la hosts/st/libstvm.la \
+	libspyon_tools.la libspyon_core.la $(GMP_LIBS) $(JANSSON_LIBS) -lm
 TESTS += tests/runner
 AM_TESTS_ENVIRONMENT = SPY_BUILDDIR='$(abs_top_builddir)' \
 	SPY_SRCDIR='$(abs_top_srcdir)'; export SPY_BUILDDIR SPY_SRCDIR;
+
+# The ground-truth host: a program whose methods and primitives have known
+# costs (tests/test_core.c, bench/bench_accuracy).
+noinst_LTLIBRARIES += tests/gt/libgthost.la
+tests_gt_libgthost_la_SOURCES = tests/gt/gthost.c tests/gt/gthost.h
+
+# Expected outputs and inputs the suites read.
+EXTRA_DIST += tests/data/profile/small.spy \
+	tests/data/report/synthetic.txt \
+	tests/data/report/synthetic-options.txt tests/data/report/empty.txt \
+	tests/data/report/synthetic.folded tests/data/report/diff.txt \
+	tests/data/report/seed004-tree.txt \
+	tests/data/cost/example.csv tests/data/cost/multiply.st \
+	tests/st/lang.st tests/st/lang.out tests/st/exceptions.st \
+	tests/st/exceptions.out tests/st/processes.st tests/st/processes.out \
+	tests/st/err_syntax.st tests/st/err_runtime.st tests/st/err_quit.st \
+	tests/st/skid.st tests/st/callback.st tests/st/nonlocal.st \
+	tests/st/switch.st tests/st/deep.st

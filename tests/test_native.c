@@ -148,6 +148,11 @@ static int starts(const char *s, const char *prefix) {
 
 /* The primitive's native signals land in spin about 90 % of the time. */
 static void breakdown(void) {
+#if !HAVE_LIBUNWIND
+  T_SKIP("native stacks not built in (configure found no libunwind)");
+#elif !HAVE_LIBDW
+  T_SKIP("native frame names not built in (configure found no libdw)");
+#endif
   spy_profile *p = profile_run(1, 30);
   T_ASSERT(p->nnatives > 0);
   char exe[PATH_MAX];
@@ -272,6 +277,9 @@ static void edit_tail(const unsigned char *b, size_t len, int swap,
 
 /* A profile with natives saves, loads and exports them. */
 static void file_and_json(void) {
+#if !HAVE_LIBUNWIND
+  T_SKIP("native stacks not built in (configure found no libunwind)");
+#endif
   spy_profile *p = profile_run(1, 10), *q = NULL;
   T_ASSERT(p->nnatives > 0);
   char path[4200], err[512];
@@ -347,6 +355,9 @@ static void foreign(int sig, siginfo_t *si, void *uc) {
 
 /* Someone else's SIGPROF handler is not clobbered; bad intervals fail. */
 static void options_and_conflicts(void) {
+#if !HAVE_LIBUNWIND
+  T_SKIP("native stacks not built in (configure found no libunwind)");
+#endif
   spy_options o;
   spy_options_init(&o);
   o.native_stacks = 1;

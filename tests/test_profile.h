@@ -15,7 +15,9 @@
 #include <spyon/hooks.h>
 
 #include <errno.h>
+#if HAVE_JANSSON
 #include <jansson.h>
+#endif
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>

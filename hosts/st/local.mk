@@ -44,23 +44,8 @@ hosts_st_st_SOURCES = $(st_vm_sources) hosts/st/main.c
 hosts_st_st_CPPFLAGS = $(AM_CPPFLAGS) $(st_kernel_cppflags) -DSPY_DISABLE
 hosts_st_st_LDADD = $(GMP_LIBS) -lm
 
-# The language tests' scripts and expected outputs (tests/test_st.c), the
-# examples, and the benchmark programs.
-EXTRA_DIST += docs/smalltalk.md \
-	tests/st/lang.st tests/st/lang.out tests/st/exceptions.st \
-	tests/st/exceptions.out tests/st/processes.st tests/st/processes.out \
-	tests/st/err_syntax.st tests/st/err_runtime.st tests/st/err_quit.st \
-	tests/st/skid.st tests/st/callback.st tests/st/nonlocal.st \
-	tests/st/switch.st tests/st/deep.st \
-	examples/largeint.st examples/processes.st examples/strings.st \
-	examples/sorting.st \
-	bench/st/bench_st.sh bench/st/README.md bench/st/fib.st bench/st/fib.lua \
-	bench/st/sends.st bench/st/sends.lua bench/st/loops.st \
-	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua \
-	bench/st/deep.sh bench/st/deep.st
-
-# The script loader's libFuzzer target, built only on request (`make
-# fuzz`, with clang like the others): see hosts/st/fuzz_load.c.
+# The script loader's libFuzzer target (`make fuzz`, see Makefile.am and
+# hosts/st/fuzz_load.c).
 st_fuzz_sources = $(top_srcdir)/hosts/st/fuzz_load.c \
 	$(top_srcdir)/hosts/st/heap.c $(top_srcdir)/hosts/st/symbols.c \
 	$(top_srcdir)/hosts/st/classes.c $(top_srcdir)/hosts/st/lex.c \
@@ -71,13 +56,9 @@ st_fuzz_sources = $(top_srcdir)/hosts/st/fuzz_load.c \
 	$(top_srcdir)/hosts/st/primcoll.c $(top_srcdir)/hosts/st/stprof.c \
 	$(top_srcdir)/hosts/st/stvm.c
 EXTRA_DIST += hosts/st/fuzz_load.c
-fuzz: hosts/st/fuzz_load
+fuzz_targets += hosts/st/fuzz_load
 hosts/st/fuzz_load: $(st_fuzz_sources) $(st_vm_sources)
 	@$(MKDIR_P) hosts/st
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AM_CPPFLAGS) $(st_kernel_cppflags) \
 		-DSPY_DISABLE -o $@ $(st_fuzz_sources) $(GMP_LIBS) -lm
 CLEANFILES += hosts/st/fuzz_load
-
-# The script runner of the spyon command (cli/run.c).
-spyon_SOURCES += cli/host_st.c
-spyon_LDADD += hosts/st/libstvm.la libspyon_core.la $(GMP_LIBS)
