@@ -5,6 +5,8 @@
 #   ./build.sh check   install what is missing, build, run the test suite
 #   ./build.sh build   install what is missing and build only
 #   ./build.sh deps    install the Debian packages only
+#   ./build.sh ci-deps the same plus what only CI needs (clang: its -Werror
+#                      build, the sanitizers, the libFuzzer targets)
 #
 # Builds out of tree in _build/ (BUILD_DIR=... to change). Missing Debian
 # packages are installed with apt-get when run as root.
@@ -21,9 +23,12 @@ packages=(build-essential autoconf automake libtool pkg-config
   python3 tmux protobuf-c-compiler libprotobuf-c-dev
   golang-go libxml2-utils python3-jsonschema nodejs)
 
+# Only for .ci/run.
+ci_packages=(clang)
+
 deps() {
   local missing=()
-  for p in "${packages[@]}"; do
+  for p in "${packages[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
       missing+=("$p")
   done
@@ -72,6 +77,7 @@ compile() {
 
 case "${1:-}" in
   deps) deps ;;
+  ci-deps) deps "${ci_packages[@]}" ;;
   build) deps; compile ;;
   demo)
     deps; compile
@@ -87,7 +93,7 @@ case "${1:-}" in
     (cd "$build" && SPY_BUILDDIR="$build" SPY_SRCDIR="$top" ./tests/runner)
     ;;
   *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -22,7 +22,8 @@ static atomic_int forced = -1; /* what the first caller asked for */
 static int tsc_invariant(void) {
 #if defined(SPY_HAVE_TSC) && defined(HAVE_CPUID_H)
   unsigned a, b, c, d;
-  if (__get_cpuid_max(0x80000000u, NULL) < 0x80000007u) return 0;
+  /* A cast: clang declares __get_cpuid_max as int, gcc as unsigned. */
+  if ((unsigned)__get_cpuid_max(0x80000000u, NULL) < 0x80000007u) return 0;
   __cpuid(0x80000007u, a, b, c, d);
   return (d >> 8) & 1;
 #else
