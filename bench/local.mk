@@ -15,9 +15,8 @@ bench_bench_overhead_LDADD = libspyon_core.la
 bench_bench_accuracy_SOURCES = bench/bench_accuracy.c
 bench_bench_accuracy_LDADD = tests/gt/libgthost.la libspyon_core.la -lm
 
-bench_bench_deep_SOURCES = bench/bench_deep.c tests/gt/gthost.c \
-	tests/gt/gthost.h
-bench_bench_deep_LDADD = libspyon_core.la -lm
+bench_bench_deep_SOURCES = bench/bench_deep.c
+bench_bench_deep_LDADD = tests/gt/libgthost.la libspyon_core.la -lm
 
 bench_bench_ingest_SOURCES = bench/bench_ingest.c
 bench_bench_ingest_LDADD = libspyon_core.la

@@ -17,7 +17,8 @@ AM_TESTS_ENVIRONMENT = SPY_BUILDDIR='$(abs_top_builddir)' \
 	SPY_SRCDIR='$(abs_top_srcdir)'; export SPY_BUILDDIR SPY_SRCDIR;
 
 # The ground-truth host: a program whose methods and primitives have known
-# costs (tests/test_core.c, bench/bench_accuracy).
+# costs (tests/test_core.c, test_contract.c, bench/bench_accuracy and
+# bench_deep).
 noinst_LTLIBRARIES += tests/gt/libgthost.la
 tests_gt_libgthost_la_SOURCES = tests/gt/gthost.c tests/gt/gthost.h
 
