@@ -311,7 +311,7 @@ void spyR_xml_str(spyR_buf *b, const char *s) {
   const unsigned char *u = (const unsigned char *)(s ? s : "");
   while (*u) {
     unsigned c = *u;
-    size_t n = utf8_len(u);
+    size_t n = (size_t)spyP_utf8_len(u);
     if (c == '&') spyR_buf_puts(b, "&amp;");
     else if (c == '<') spyR_buf_puts(b, "&lt;");
     else if (c == '>') spyR_buf_puts(b, "&gt;");
