@@ -61,7 +61,7 @@ static const struct {
   {"native", t_native, "breakdown", 0},
   {"tui", t_tui, "", 0},
   {"cli", t_cli, NULL, 0},
-  {"export", t_export, NULL, 0},
+  {"export", t_export, "diff_ merge", 0},
   {"json", t_json, NULL, 0},
   {"runner", t_runner, NULL, 0},
   {"selftest", t_selftest, NULL, 1},
