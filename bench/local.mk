@@ -6,7 +6,10 @@
 tests_runner_SOURCES += tests/gt/gthost.c tests/gt/gthost.h
 
 noinst_PROGRAMS += bench/bench_overhead bench/bench_accuracy \
-	bench/bench_ingest bench/bench_deep
+	bench/bench_ingest bench/bench_deep bench/cpurun
+
+# Whole-process CPU of one command, for bench/cost.sh.
+bench_cpurun_SOURCES = bench/cpurun.c
 
 # The overhead VM: ovm_off.c builds the dispatch loop with -DSPY_DISABLE
 # (and the clock-read-per-poll variants), ovm_on.c with the hooks.
@@ -32,4 +35,4 @@ check_PROGRAMS += bench/spy_disabled
 bench_spy_disabled_SOURCES = bench/spy_disabled.c
 bench_spy_disabled_CPPFLAGS = $(AM_CPPFLAGS) -DSPY_DISABLE
 
-EXTRA_DIST += bench/run.sh bench/README.md
+EXTRA_DIST += bench/run.sh bench/cost.sh bench/README.md

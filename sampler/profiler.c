@@ -14,6 +14,7 @@
 #include "sampler/symbols.h"
 #include "vm-hooks/clock.h"
 #include "vm-hooks/due.h"
+#include "vm-hooks/mark.h"
 #include "vm-hooks/native.h"
 
 #define RELAXED memory_order_relaxed
@@ -52,6 +53,7 @@ void spy_options_init(spy_options *o) {
   o->native_interval_ns = 1000000;
   o->stack_copy = 1u << 20;
   o->saved_processes = 64;
+  o->marker = SPY_MARKER_THREAD;
 }
 
 static int pow2(size_t x) { return x && !(x & (x - 1)); }
@@ -81,6 +83,9 @@ static int check_options(const spy_options *o) {
   if (o->stack_copy > (1u << 26)) return SPY_EINVAL;
   if (o->saved_processes == 0 || o->saved_processes > 65536) return SPY_EINVAL;
   if (o->exact_prims != 0 && o->exact_prims != 1) return SPY_EINVAL;
+  if (o->marker != SPY_MARKER_THREAD && o->marker != SPY_MARKER_SIGNAL &&
+      o->marker != SPY_MARKER_TICK)
+    return SPY_EINVAL;
   return 0;
 }
 
@@ -99,6 +104,7 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   int rc = check_options(o);
   if (rc) return rc;
   if ((rc = spyH_clock_init(o->force_clock_gettime)) < 0) return rc;
+  spyH_clock_refine();
   spy_profiler *p = calloc(1, sizeof *p);
   if (!p) return SPY_ENOMEM;
   p->opt = *o;
@@ -283,10 +289,21 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
     spyH_slot_free(v);
     return SPY_ENOMEM;
   }
+  if (!(v->marker = malloc(sizeof *v->marker)) ||
+      (rc = spyH_marker_bind(v->marker, v, p->opt.marker)) != 0) {
+    free(v->marker);
+    spyS_cache_free(v->sampler_data);
+    spyH_slot_free(v);
+    return rc ? rc : SPY_ENOMEM;
+  }
   pthread_mutex_lock(&p->lock);
   v->next = p->vms;
   p->vms = v;
-  if (atomic_load(&p->running)) spyH_set_active(v, 1);
+  if (atomic_load(&p->running)) {
+    spyH_set_active(v, 1);
+    spyH_marker_arm(v->marker, atomic_load_explicit(&p->cfg.origin, RELAXED),
+                    p->cfg.interval);
+  }
   pthread_mutex_unlock(&p->lock);
   if (p->cfg.native) spyH_native_bind(v);
   *out = v;
@@ -329,6 +346,8 @@ int spy_detach(spy_vm *v) {
   while (*pp != v) pp = &(*pp)->next;
   *pp = v->next;
   pthread_mutex_unlock(&p->lock);
+  spyH_marker_unbind(v->marker);
+  free(v->marker);
   spyS_cache_free(v->sampler_data);
   spyH_slot_free(v);
   return 0;
@@ -368,6 +387,7 @@ int spy_start(spy_profiler *p) {
   for (spy_vm *v = p->vms; v; v = v->next) {
     atomic_store_explicit(&v->deadline_pub, 0, RELAXED);
     spyH_set_active(v, 1);
+    spyH_marker_arm(v->marker, now, p->cfg.interval);
   }
   p->run_start = now;
   atomic_store(&p->running, 1);
@@ -389,6 +409,7 @@ int spy_stop(spy_profiler *p) {
   uint64_t epoch = atomic_load(&p->cfg.epoch);
   uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
   for (spy_vm *v = p->vms; v; v = v->next) {
+    spyH_marker_disarm(v->marker);
     if (pthread_equal(v->thread, self)) {
       spyH_settle(v, now);
       spyH_quiet(v);
@@ -489,6 +510,7 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   if (!pr) return SPY_ENOMEM;
   pthread_mutex_lock(&p->lock);
   spyS_drain_all(p);
+  spyH_clock_refine(); /* the exactest ticks-to-ns for what follows */
   uint64_t wall = p->wall_ticks;
   if (atomic_load(&p->running)) wall += spyH_now() - p->run_start;
   pr->mode = p->opt.mode;

@@ -1,4 +1,5 @@
 # vm-hooks: clock, per-thread slots and rings, the hooks' slow paths.
 libspyon_core_la_SOURCES += vm-hooks/clock.c vm-hooks/clock.h \
 	vm-hooks/ring.c vm-hooks/ring.h vm-hooks/slot.c vm-hooks/slot.h \
-	vm-hooks/hooks.c vm-hooks/native.c vm-hooks/native.h
+	vm-hooks/hooks.c vm-hooks/native.c vm-hooks/native.h \
+	vm-hooks/mark.c vm-hooks/mark.h

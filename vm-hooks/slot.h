@@ -180,6 +180,7 @@ struct spy_vm {
   atomic_uint_least64_t native_prim, native_since, native_dropped;
   uint64_t native_sent;
   int tid;                   /* kernel thread id, for tgkill */
+  struct spyH_marker *marker; /* vm-hooks/mark.h (the profiler's) */
   atomic_uint_least64_t gc_count, gc_ticks, gc_max;
 
   /* Interpreter thread only. */
