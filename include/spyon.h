@@ -161,10 +161,13 @@ typedef struct spy_options {
   ** timed (two clock reads each) and totals, maxima and the longest steps
   ** are exact. */
   int exact_prims;
-  /* What marks samples due; default SPY_MARKER_SIGNAL. With the signal
-  ** marker the library installs a SIGRTMIN+5 handler once per process, at
-  ** the first spy_attach, and spy_attach fails with SPY_EEXIST if another
-  ** handler owns that signal. */
+  /* What marks samples due; default SPY_MARKER_THREAD, which needs
+  ** nothing from the host. A host that calls spy_tick() from its periodic
+  ** slow path and at its brackets should choose SPY_MARKER_TICK: it costs
+  ** no wake-ups at all (bench/cost.sh). With SPY_MARKER_SIGNAL the library
+  ** installs a SIGRTMIN+5 handler once per process, at the first
+  ** spy_attach, and spy_attach fails with SPY_EEXIST if another handler
+  ** owns that signal. */
   spy_marker marker;
 } spy_options;
 
