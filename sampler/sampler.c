@@ -91,15 +91,16 @@ static uint64_t next_wake(spy_profiler *p, uint64_t now, uint64_t wake_at) {
 ** is the timer of both modes; the modes differ in which hooks take a mark
 ** (vm-hooks/hooks.c). It also catches a thread that was descheduled past
 ** its deadline: the mark waits for it, and its first poll after resuming
-** charges the code that was running. With the other markers it is their
-** backstop, for a thread that no tick or signal reached. */
+** charges the code that was running. A thread whose mark is still pending
+** is marked again: its marked_upto must advance, or the grid points that
+** pass while it is inside a long primitive would be charged after it.
+** With the other markers this is their backstop, for a thread that no
+** tick or signal reached. */
 static void mark_due(spy_profiler *p, uint64_t now, uint64_t lag) {
   for (spy_vm *v = p->vms; v; v = v->next) {
     if (!spyH_active(v)) continue;
     uint64_t d = atomic_load_explicit(&v->deadline_pub, RELAXED);
-    if (d <= now && now - d >= lag &&
-        !spyH_marked(v))
-      spyH_mark(v, now);
+    if (d <= now && now - d >= lag) spyH_mark(v, now);
   }
 }
 

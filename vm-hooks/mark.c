@@ -131,8 +131,7 @@ void spyH_marker_unbind(spyH_marker *m) {
 
 /* The host's periodic slow path: one clock read against the deadline.
 ** Out of line: hosts call it every few microseconds, where a call costs
-** nothing, and the deadline stays private. */
-void spy_tick_slow_(spy_vm *v) {
-  if (spyH_marked(v)) return;
-  mark_if_due(v);
-}
+** nothing, and the deadline stays private. A pending mark is renewed, so
+** that its marked_upto covers the grid points passed since (a tick just
+** before a primitive's end charges the primitive with all of them). */
+void spy_tick_slow_(spy_vm *v) { mark_if_due(v); }
