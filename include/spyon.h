@@ -106,6 +106,18 @@ typedef enum spy_marker {
   SPY_MARKER_TICK = 2
 } spy_marker;
 
+/* What a sample weighs (spy_options.clock). */
+typedef enum spy_clock {
+  /* Wall time (default): time a thread spends descheduled is charged to
+  ** what it runs when it comes back. */
+  SPY_CLOCK_WALL = 0,
+  /* The thread's own CPU time: samples fall due on the same wall-time
+  ** grid, but each weighs the CPU time the thread used since its previous
+  ** sample, so a loaded machine does not distort the profile. Primitive
+  ** and GC durations (totals, longest steps) stay wall time. */
+  SPY_CLOCK_CPU = 1
+} spy_clock;
+
 typedef struct spy_options {
   uint64_t interval_ns;    /* sampling interval; default 100000 (10 kHz) */
   spy_mode mode;           /* default SPY_MODE_POLL */
@@ -169,6 +181,7 @@ typedef struct spy_options {
   ** spy_attach, and spy_attach fails with SPY_EEXIST if another handler
   ** owns that signal. */
   spy_marker marker;
+  spy_clock clock;         /* default SPY_CLOCK_WALL */
 } spy_options;
 
 /* Fill *o with the defaults above. */

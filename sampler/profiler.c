@@ -13,6 +13,7 @@
 #include "profile/profile.h"
 #include "sampler/symbols.h"
 #include "vm-hooks/clock.h"
+#include "vm-hooks/cpuclock.h"
 #include "vm-hooks/due.h"
 #include "vm-hooks/mark.h"
 #include "vm-hooks/native.h"
@@ -54,6 +55,7 @@ void spy_options_init(spy_options *o) {
   o->stack_copy = 1u << 20;
   o->saved_processes = 64;
   o->marker = SPY_MARKER_THREAD;
+  o->clock = SPY_CLOCK_WALL;
 }
 
 static int pow2(size_t x) { return x && !(x & (x - 1)); }
@@ -85,6 +87,8 @@ static int check_options(const spy_options *o) {
   if (o->exact_prims != 0 && o->exact_prims != 1) return SPY_EINVAL;
   if (o->marker != SPY_MARKER_THREAD && o->marker != SPY_MARKER_SIGNAL &&
       o->marker != SPY_MARKER_TICK)
+    return SPY_EINVAL;
+  if (o->clock != SPY_CLOCK_WALL && o->clock != SPY_CLOCK_CPU)
     return SPY_EINVAL;
   return 0;
 }
@@ -134,6 +138,7 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   c->stack_copy = o->stack_copy;
   c->saved_processes = o->saved_processes;
   c->exact_prims = o->exact_prims;
+  c->cpu_clock = o->clock == SPY_CLOCK_CPU;
   atomic_init(&c->nprims, 0);
   atomic_init(&c->nregions, 0);
   atomic_init(&c->epoch, 0);
@@ -296,6 +301,8 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
     spyH_slot_free(v);
     return rc ? rc : SPY_ENOMEM;
   }
+  if (p->cfg.cpu_clock) /* a run already going counts from here */
+    atomic_store_explicit(&v->cpu_origin, spyH_cpu_ticks(), RELAXED);
   pthread_mutex_lock(&p->lock);
   v->next = p->vms;
   p->vms = v;
@@ -381,8 +388,13 @@ int spy_start(spy_profiler *p) {
     clock_gettime(CLOCK_REALTIME, &ts);
     p->start_unix_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
   }
-  /* The origin is published before the epoch that makes threads read it. */
+  /* The origin (and, for the CPU clock, each thread's CPU time now) is
+  ** published before the epoch that makes threads read it. */
   atomic_store_explicit(&p->cfg.origin, now, RELAXED);
+  if (p->cfg.cpu_clock)
+    for (spy_vm *v = p->vms; v; v = v->next)
+      atomic_store_explicit(&v->cpu_origin, spyH_cpu_ticks_thread(v->thread),
+                            RELAXED);
   atomic_fetch_add_explicit(&p->cfg.epoch, 1, memory_order_release);
   for (spy_vm *v = p->vms; v; v = v->next) {
     atomic_store_explicit(&v->deadline_pub, 0, RELAXED);
@@ -518,7 +530,9 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   pr->wall_ns = spyH_ticks_to_ns(wall);
   pr->tallies = spyS_agg_samples(p->agg);
   pr->start_unix_ns = p->start_unix_ns;
-  pr->clock = spyH_clock.use_tsc ? "tsc" : "clock_gettime";
+  pr->clock = p->opt.clock == SPY_CLOCK_CPU ? "cpu"
+              : spyH_clock.use_tsc           ? "tsc"
+                                             : "clock_gettime";
   uint64_t gcn = p->dead_gc_count, gct = p->dead_gc_ticks;
   uint64_t gcm = p->dead_gc_max, hook = p->dead_hook_ticks;
   pr->dropped = p->dead_dropped;

@@ -16,12 +16,20 @@
 **    90 % at 1 kHz and 50 % at 10 kHz (the target on an idle machine is
 **    95 % per wall second; bench/cost.sh measures that).
 **  - Leaves with the tick marker: the tolerances of tests/test_core.c.
+**  - CPU clock: with a busy thread on the same core the profiled thread
+**    gets about half of it; the weights must add up to the thread's own
+**    CPU time within 3 % + 2 ms (the wall clock would give about twice
+**    that), and each leaf's share stays within the tolerances of
+**    tests/test_core.c (whose stall term covers the wall-time truth's
+**    own noise).
 */
 #include "config.h"
 
 #include "tests/test_core.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 
@@ -252,6 +260,73 @@ static void leaves_tick(void) {
   }
 }
 
+static atomic_int spin_stop;
+
+static void pin_cpu0(void) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  T_EQ_INT(sched_setaffinity(0, sizeof set, &set), 0);
+}
+
+static void *spinner(void *arg) {
+  (void)arg;
+  pin_cpu0();
+  while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
+    gt_burn_units(1000);
+  return NULL;
+}
+
+/* The CPU clock under a competing busy thread on the same core. */
+static void cpu_clock_competitor(void) {
+  pin_cpu0();
+  pthread_t th;
+  atomic_store(&spin_stop, 0);
+  T_EQ_INT(pthread_create(&th, NULL, spinner, NULL), 0);
+  spy_options o;
+  spy_options_init(&o);
+  o.clock = SPY_CLOCK_CPU;
+  spy_profiler *p = new_prof(0, SPY_MODE_POLL, &o);
+  gt_std s;
+  T_EQ_INT(gt_std_register(p, &s), 0);
+  s.long_prims = 0;
+  gt_host *h = gt_new(p);
+  T_ASSERT(h != NULL);
+  gt_std_define(h, &s);
+  T_EQ_INT(gt_attach(h), 0);
+  session ss;
+  start(p, h, &ss);
+  gt_std_run(h, &s, 800 * MS, 42);
+  spy_profile *pr = stop_take(p, h, &ss);
+  atomic_store(&spin_stop, 1);
+  pthread_join(th, NULL);
+  T_EQ_STR(pr->clock, "cpu");
+  double cpu = (double)(h->cpu_end - h->cpu_begin);
+  double tot = (double)gt_process_totals(pr);
+  double f = gt_stall(h);
+  fprintf(stderr, "cpu clock: weights %.1f ms, thread CPU %.1f ms, wall "
+          "%.1f ms (stalled %.0f%%)\n", tot / 1e6, cpu / 1e6,
+          (double)pr->wall_ns / 1e6, 100 * f);
+  T_NEAR(tot, cpu, 0.03 * cpu + 2e6);
+  double n = (double)pr->tallies;
+  int bad = 0;
+  for (int i = 0; i < GT_MAX_PRIMS; i++) {
+    if (!h->t_prim[i]) continue;
+    double tr = 100.0 * (double)h->t_prim[i] / (double)h->t_total;
+    double pf = 100.0 * (double)gt_frame_self(
+        pr, gt_find_frame(pr, SPY_FRAME_PRIM, (uint64_t)i), -1) / tot;
+    double tol = share_tol_pp(tr / 100, n, f);
+    fprintf(stderr, "  prim %d: truth %.2f profile %.2f tol %.2f\n", i, tr,
+            pf, tol);
+    bad += fabs(tr - pf) > tol;
+  }
+  T_EQ_INT(bad, 0);
+  spy_profile_free(pr);
+  T_EQ_INT(gt_detach(h), 0);
+  gt_free(h);
+  T_EQ_INT(spy_profiler_free(p), 0);
+}
+
 const struct spy_test t_mark[] = {
     {"clock_rate", clock_rate, 0},
     {"rate_thread", rate_thread, 0},
@@ -261,5 +336,6 @@ const struct spy_test t_mark[] = {
     {"signal_errno", signal_errno, 0},
     {"signal_owned", signal_owned, 0},
     {"leaves_tick", leaves_tick, 0},
+    {"cpu_clock_competitor", cpu_clock_competitor, 0},
     {0, 0, 0},
 };

@@ -2,4 +2,4 @@
 libspyon_core_la_SOURCES += vm-hooks/clock.c vm-hooks/clock.h \
 	vm-hooks/ring.c vm-hooks/ring.h vm-hooks/slot.c vm-hooks/slot.h \
 	vm-hooks/hooks.c vm-hooks/native.c vm-hooks/native.h \
-	vm-hooks/mark.c vm-hooks/mark.h
+	vm-hooks/mark.c vm-hooks/mark.h vm-hooks/cpuclock.h
