@@ -19,7 +19,10 @@
 #
 # Environment: COST_PROGS (default "fib sends loops collections largeint"),
 # COST_KHZ (default "1 10 100"), COST_MARKERS (default "default": the CLI's
-# own; e.g. "thread signal tick" to compare the markers).
+# own; e.g. "thread signal tick" to compare the markers), COST_SKIP
+# (configurations left out, default "signal@100": on a KVM guest each timer
+# signal costs 10-20 us, more than the 10 us interval, and the interpreter
+# thread livelocks in signal delivery).
 #
 # The machine is shared: the header and footer give the load average, and
 # figures taken under load are not final. Compare within one table.
@@ -78,8 +81,12 @@ run1() { # prog config
   awk -v r="$rate" '{ print $1 + $2, $3, $4, r }' "$tmp/st" >> "$tmp/$p.$c"
 }
 
+skip=${COST_SKIP-"signal@100"}
 configs="off"
-for k in $khz; do for m in $markers; do configs="$configs $m@$k"; done; done
+for k in $khz; do for m in $markers; do
+  case " $skip " in *" $m@$k "*) continue;; esac
+  configs="$configs $m@$k"
+done; done
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for p in empty $progs; do

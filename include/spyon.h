@@ -179,7 +179,9 @@ typedef struct spy_options {
   ** no wake-ups at all (bench/cost.sh). With SPY_MARKER_SIGNAL the library
   ** installs a SIGRTMIN+5 handler once per process, at the first
   ** spy_attach, and spy_attach fails with SPY_EEXIST if another handler
-  ** owns that signal. */
+  ** owns that signal; its interval must be at least 50 us (SPY_EINVAL):
+  ** a timer signal costs 10-20 us on a virtual machine, and at shorter
+  ** intervals the thread would do nothing but take signals. */
   spy_marker marker;
   spy_clock clock;         /* default SPY_CLOCK_WALL */
 } spy_options;

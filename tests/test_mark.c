@@ -17,11 +17,13 @@
 **    95 % per wall second; bench/cost.sh measures that).
 **  - Leaves with the tick marker: the tolerances of tests/test_core.c.
 **  - CPU clock: with a busy thread on the same core the profiled thread
-**    gets about half of it; the weights must add up to the thread's own
-**    CPU time within 3 % + 2 ms (the wall clock would give about twice
-**    that), and each leaf's share stays within the tolerances of
-**    tests/test_core.c (whose stall term covers the wall-time truth's
-**    own noise).
+**    gets at most half of it; the weights must add up to the thread's own
+**    CPU time within 3 % + 2 ms (the wall clock would give at least twice
+**    that), and each primitive's share of the host's CPU-time truth stays
+**    within the tolerance of tests/test_core.c, stall term included: a
+**    sample due while the thread is off the CPU is taken at its first
+**    hook after it resumes, which skids the same way with either clock
+**    (a thread preempted inside a primitive is sampled at its end).
 */
 #include "config.h"
 
@@ -78,9 +80,17 @@ static void clock_rate(void) {
          1e9 / spyH_ns_per_tick(), 1.0);
 }
 
-/* Run gt_work for run_ns with the given marker and interval; return the
-** samples taken per asked sample of the thread's CPU time. */
-static double rate_of(spy_marker m, uint64_t interval_ns, uint64_t run_ns,
+/* The calling thread's CPU time in ms. */
+static double cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Run gt_work until the thread has used run_ms more CPU (at most 20 s of
+** wall time) with the given marker and interval; return the samples taken
+** per asked sample of the thread's CPU time. */
+static double rate_of(spy_marker m, uint64_t interval_ns, double run_ms,
                       int tick_every) {
   spy_options o;
   spy_options_init(&o);
@@ -93,9 +103,11 @@ static double rate_of(spy_marker m, uint64_t interval_ns, uint64_t run_ns,
   T_EQ_INT(gt_attach(h), 0);
   session ss;
   start(p, h, &ss);
+  run_ms += cpu_ms();
   gt_enter(h, 1);
   uint64_t t0 = gt_now();
-  while (gt_now() - t0 < run_ns) gt_work(h, 100 * US);
+  while (cpu_ms() < run_ms && gt_now() - t0 < 20000 * MS)
+    gt_work(h, 100 * US);
   gt_leave(h);
   spy_profile *pr = stop_take(p, h, &ss);
   double cpu = (double)(h->cpu_end - h->cpu_begin);
@@ -120,28 +132,28 @@ static double rate_of(spy_marker m, uint64_t interval_ns, uint64_t run_ns,
 ** point: on a loaded machine it is late, and the rate drops (the very
 ** weakness the other markers remove). So at 10 kHz only half is asked. */
 static void rate_thread(void) {
-  T_ASSERT(rate_of(SPY_MARKER_THREAD, 1000 * US, 300 * MS, 0) >= RATE_MIN);
-  T_ASSERT(rate_of(SPY_MARKER_THREAD, 100 * US, 300 * MS, 0) >= 0.5);
+  T_ASSERT(rate_of(SPY_MARKER_THREAD, 1000 * US, 200, 0) >= RATE_MIN);
+  T_ASSERT(rate_of(SPY_MARKER_THREAD, 100 * US, 200, 0) >= 0.5);
 }
 
 static void rate_signal(void) {
   uint64_t n0 = spyH_mark_signals();
-  T_ASSERT(rate_of(SPY_MARKER_SIGNAL, 1000 * US, 300 * MS, 0) >= RATE_MIN);
-  T_ASSERT(rate_of(SPY_MARKER_SIGNAL, 100 * US, 300 * MS, 0) >= RATE_MIN);
+  T_ASSERT(rate_of(SPY_MARKER_SIGNAL, 1000 * US, 200, 0) >= RATE_MIN);
+  T_ASSERT(rate_of(SPY_MARKER_SIGNAL, 100 * US, 200, 0) >= RATE_MIN);
   T_ASSERT(spyH_mark_signals() > n0); /* the signals did the marking */
 }
 
 /* The host ticks every 8th poll (gt_work polls every ~100 ns or so). */
 static void rate_tick(void) {
-  T_ASSERT(rate_of(SPY_MARKER_TICK, 1000 * US, 300 * MS, 8) >= RATE_MIN);
-  T_ASSERT(rate_of(SPY_MARKER_TICK, 100 * US, 300 * MS, 8) >= RATE_MIN);
+  T_ASSERT(rate_of(SPY_MARKER_TICK, 1000 * US, 200, 8) >= RATE_MIN);
+  T_ASSERT(rate_of(SPY_MARKER_TICK, 100 * US, 200, 8) >= RATE_MIN);
 }
 
 /* A tick-marked host that never ticks still gets the sampler's backstop
 ** marks (every half drain period), so a sample is not lost forever: far
 ** below the asked rate, but some. */
 static void tick_backstop(void) {
-  double r = rate_of(SPY_MARKER_TICK, 100 * US, 300 * MS, 0);
+  double r = rate_of(SPY_MARKER_TICK, 100 * US, 200, 0);
   T_ASSERT(r > 0.0 && r < 0.2);
 }
 
@@ -151,7 +163,7 @@ static void signal_errno(void) {
   spy_options o;
   spy_options_init(&o);
   o.marker = SPY_MARKER_SIGNAL;
-  spy_profiler *p = new_prof(20 * US, SPY_MODE_POLL, &o);
+  spy_profiler *p = new_prof(50 * US, SPY_MODE_POLL, &o);
   gt_host *h = gt_new(p);
   T_ASSERT(h != NULL);
   T_EQ_INT(gt_attach(h), 0);
@@ -195,6 +207,13 @@ static void signal_owned(void) {
   T_EQ_INT(spy_profiler_free(p), 0);
   o.marker = (spy_marker)7;
   T_EQ_INT(spy_profiler_new(&p, &o), SPY_EINVAL);
+  /* Below 50 us a thread would livelock in signal delivery on a VM. */
+  o.marker = SPY_MARKER_SIGNAL;
+  o.interval_ns = 49999;
+  T_EQ_INT(spy_profiler_new(&p, &o), SPY_EINVAL);
+  o.interval_ns = 50000;
+  T_EQ_INT(spy_profiler_new(&p, &o), 0);
+  T_EQ_INT(spy_profiler_free(p), 0);
 }
 
 /* With the tick marker and a host that ticks at its brackets, every leaf
@@ -277,7 +296,9 @@ static void *spinner(void *arg) {
   return NULL;
 }
 
-/* The CPU clock under a competing busy thread on the same core. */
+/* The CPU clock under a competing busy thread on the same core. The host
+** counts its truth in CPU time too, and runs until its thread has had
+** 300 ms of CPU (at most 20 s of wall time). */
 static void cpu_clock_competitor(void) {
   pin_cpu0();
   pthread_t th;
@@ -292,21 +313,24 @@ static void cpu_clock_competitor(void) {
   s.long_prims = 0;
   gt_host *h = gt_new(p);
   T_ASSERT(h != NULL);
+  h->cpu_truth = 1;
   gt_std_define(h, &s);
   T_EQ_INT(gt_attach(h), 0);
   session ss;
   start(p, h, &ss);
-  gt_std_run(h, &s, 800 * MS, 42);
+  uint64_t w0 = gt_now();
+  double c0 = cpu_ms();
+  for (uint64_t seed = 42; cpu_ms() - c0 < 300 && gt_now() - w0 < 20000 * MS;
+       seed++)
+    gt_std_run(h, &s, 50 * MS, seed);
   spy_profile *pr = stop_take(p, h, &ss);
   atomic_store(&spin_stop, 1);
   pthread_join(th, NULL);
   T_EQ_STR(pr->clock, "cpu");
   double cpu = (double)(h->cpu_end - h->cpu_begin);
   double tot = (double)gt_process_totals(pr);
-  double f = gt_stall(h);
   fprintf(stderr, "cpu clock: weights %.1f ms, thread CPU %.1f ms, wall "
-          "%.1f ms (stalled %.0f%%)\n", tot / 1e6, cpu / 1e6,
-          (double)pr->wall_ns / 1e6, 100 * f);
+          "%.1f ms\n", tot / 1e6, cpu / 1e6, (double)pr->wall_ns / 1e6);
   T_NEAR(tot, cpu, 0.03 * cpu + 2e6);
   double n = (double)pr->tallies;
   int bad = 0;
@@ -315,7 +339,7 @@ static void cpu_clock_competitor(void) {
     double tr = 100.0 * (double)h->t_prim[i] / (double)h->t_total;
     double pf = 100.0 * (double)gt_frame_self(
         pr, gt_find_frame(pr, SPY_FRAME_PRIM, (uint64_t)i), -1) / tot;
-    double tol = share_tol_pp(tr / 100, n, f);
+    double tol = share_tol_pp(tr / 100, n, gt_stall(h));
     fprintf(stderr, "  prim %d: truth %.2f profile %.2f tol %.2f\n", i, tr,
             pf, tol);
     bad += fabs(tr - pf) > tol;

@@ -33,6 +33,9 @@
 ** native stacks, SIGALRM to the host's alarm()). */
 #define SPYH_MARK_SIG (SIGRTMIN + 5)
 
+/* The shortest interval the signal marker takes (spy_profiler_new). */
+#define SPYH_MARK_SIG_MIN_NS 50000u
+
 /* How often the sampler thread drains the rings when it does not mark
 ** (signal and tick markers): rarely enough that its wake-ups cost nothing
 ** measurable, often enough that no ring fills (a 4 MiB ring holds about

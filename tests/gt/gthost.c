@@ -89,7 +89,10 @@ uint64_t gt_rand_range(uint64_t *s, uint64_t lo, uint64_t hi) {
 
 /* Charge the time since the previous transition to the current state. Called
 ** at every transition, before the state changes. */
+static uint64_t cpu_now(void);
+
 static void charge(gt_host *h, uint64_t now) {
+  if (h->cpu_truth) now = cpu_now();
   uint64_t dt = now - h->last_ns;
   h->last_ns = now;
   if (!h->accounting) return;
