@@ -14,7 +14,11 @@
 # compiled in, profiler stopped): whole process ("cpu x") and interpreter
 # thread ("interp x"). "rate" is the samples per second the profile took
 # (tallies over profiled wall time, median of the runs), and "of asked"
-# that over the asked rate. Whole runs, start-up included: the empty
+# that over the asked rate; "per cpu-s" is tallies over the interpreter
+# thread's CPU seconds (whole run): on a loaded machine the thread is off
+# the CPU much of the time and takes fewer samples per wall second (no time
+# is lost: a late sample weighs what it covers), so this column shows
+# whether the marker keeps up while the thread runs. Whole runs, start-up included: the empty
 # script's row is start-up alone (wall ms, spyon over --no-profile).
 #
 # Environment: COST_PROGS (default "fib sends loops collections largeint"),
@@ -76,9 +80,12 @@ run1() { # prog config
       > "$tmp/out.json" 2>/dev/null ||
       { echo "cost.sh: failed: spyon -i $iv $mopt $s $a" >&2; exit 1; }
     rate=$(sed -n 's/.*"wall_ns":\([0-9]*\),"tallies":\([0-9]*\).*/\1 \2/p' \
-      "$tmp/out.json" | awk '{ if ($1 > 0) printf "%.0f", $2 * 1e9 / $1 }')
+      "$tmp/out.json" | awk '{ if ($1 > 0) printf "%.0f %s", $2 * 1e9 / $1, $2 }')
   fi
-  awk -v r="$rate" '{ print $1 + $2, $3, $4, r }' "$tmp/st" >> "$tmp/$p.$c"
+  # whole_us main_us wall_us [rate/s tallies/interp-cpu-s]
+  awk -v r="$rate" '{ split(r, a, " "); if (r == "") print $1 + $2, $3, $4;
+    else print $1 + $2, $3, $4, a[1], ($3 > 0 ? a[2] * 1e6 / $3 : 0) }' \
+    "$tmp/st" >> "$tmp/$p.$c"
 }
 
 skip=${COST_SKIP-"signal@100"}
@@ -110,22 +117,24 @@ o=$tmp/empty.off; d=$tmp/empty.default@10
 awk -v a="$(col "$o" 3)" -v b="$(col "$d" 3)" 'BEGIN {
   printf "start-up (empty script, wall): %.1f ms off, %.1f ms at 10 kHz: %+.2f ms\n\n",
     a / 1000, b / 1000, (b - a) / 1000 }'
-printf '%-12s %8s %7s %9s %9s %7s %9s %9s %8s\n' program marker kHz \
-  "cpu ms" "interp ms" "cpu x" "interp x" "rate/s" "of asked"
+printf '%-12s %8s %7s %9s %9s %7s %9s %9s %8s %9s\n' program marker kHz \
+  "cpu ms" "interp ms" "cpu x" "interp x" "rate/s" "of asked" "per cpu-s"
 for p in $progs; do
   w0=$(col "$tmp/$p.off" 1); m0=$(col "$tmp/$p.off" 2)
-  printf '%-12s %8s %7s %9.0f %9.0f %7s %9s %9s %8s\n' "$p" "-" off \
+  printf '%-12s %8s %7s %9.0f %9.0f %7s %9s %9s %8s %9s\n' "$p" "-" off \
     "$(echo "$w0" | awk '{ print $1 / 1000 }')" \
-    "$(echo "$m0" | awk '{ print $1 / 1000 }')" - - - -
+    "$(echo "$m0" | awk '{ print $1 / 1000 }')" - - - - -
   for c in $configs; do
     [ "$c" = off ] && continue
     f=$tmp/$p.$c; m=${c%@*}; k=${c#*@}
-    w=$(col "$f" 1); mm=$(col "$f" 2); r=$(col "$f" 4)
+    w=$(col "$f" 1); mm=$(col "$f" 2); r=$(col "$f" 4); rc=$(col "$f" 5)
     awk -v p="$p" -v m="$m" -v k="$k" -v w="$w" -v mm="$mm" -v w0="$w0" \
-      -v m0="$m0" -v r="$r" 'BEGIN {
-      printf "%-12s %8s %7s %9.0f %9.0f %7.3f %9.3f %9.0f %7.1f%%\n", "", m, k,
-        w / 1000, mm / 1000, w / w0, mm / m0, r, r / (k * 1000) * 100 }'
+      -v m0="$m0" -v r="$r" -v rc="$rc" 'BEGIN {
+      printf "%-12s %8s %7s %9.0f %9.0f %7.3f %9.3f %9.0f %7.1f%% %8.1f%%\n",
+        "", m, k, w / 1000, mm / 1000, w / w0, mm / m0, r,
+        r / (k * 1000) * 100, rc / (k * 1000) * 100 }'
   done
 done
 echo "(cpu: user+sys of all threads; interp: the interpreter thread alone;"
-echo " x: over --no-profile; rate: samples taken per second of profiled time)"
+echo " x: over --no-profile; rate: samples taken per second of profiled time;"
+echo " per cpu-s: samples per second of the interpreter thread's CPU, of asked)"
