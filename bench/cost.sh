@@ -18,8 +18,9 @@
 # thread's CPU seconds (whole run): on a loaded machine the thread is off
 # the CPU much of the time and takes fewer samples per wall second (no time
 # is lost: a late sample weighs what it covers), so this column shows
-# whether the marker keeps up while the thread runs. Whole runs, start-up included: the empty
-# script's row is start-up alone (wall ms, spyon over --no-profile).
+# whether the marker keeps up while the thread runs. Whole runs, start-up
+# included: the empty script's row is start-up alone (wall ms, spyon over
+# --no-profile).
 #
 # Environment: COST_PROGS (default "fib sends loops collections largeint"),
 # COST_KHZ (default "1 10 100"), COST_MARKERS (default "default": the CLI's

@@ -147,7 +147,8 @@ void *spyS_thread_main(void *arg) {
   uint64_t drain_ns = 1000000;
   if (!by_thread) {
     drain_ns = SPYH_DRAIN_NS;
-    if (p->opt.interval_ns * 1000 < drain_ns) drain_ns = p->opt.interval_ns * 1000;
+    if (p->opt.interval_ns * 1000 < drain_ns)
+      drain_ns = p->opt.interval_ns * 1000;
     if (drain_ns < 1000000) drain_ns = 1000000;
   }
   uint64_t drain_period = spyH_ns_to_ticks(drain_ns);

@@ -3,7 +3,8 @@
 **
 ** A sample falls due on a thread's grid; something must set the thread's
 ** mark (spyH_mark, vm-hooks/due.h) soon after the grid point passes, and
-** the thread's next hook takes it. Three markers, one interface (spy_options.marker):
+** the thread's next hook takes it. Three markers, one interface
+** (spy_options.marker):
 **
 **   SPY_MARKER_THREAD  the sampler thread sleeps until the earliest
 **                      deadline and marks (wakes at the sampling rate).
