@@ -43,4 +43,5 @@ static int st_run(const char *script, int argc, char **argv,
   return status;
 }
 
-const cli_host cli_host_st = {".st", "Smalltalk", st_run, st_interrupt};
+/* The VM calls spy_tick at its interrupt checks and brackets (stprof.h). */
+const cli_host cli_host_st = {".st", "Smalltalk", st_run, st_interrupt, 1};
