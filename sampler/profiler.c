@@ -143,6 +143,7 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   c->saved_processes = o->saved_processes;
   c->exact_prims = o->exact_prims;
   c->cpu_clock = o->clock == SPY_CLOCK_CPU;
+  c->tick_marker = o->marker == SPY_MARKER_TICK;
   atomic_init(&c->nprims, 0);
   atomic_init(&c->nregions, 0);
   atomic_init(&c->epoch, 0);

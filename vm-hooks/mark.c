@@ -134,4 +134,8 @@ void spyH_marker_unbind(spyH_marker *m) {
 ** nothing, and the deadline stays private. A pending mark is renewed, so
 ** that its marked_upto covers the grid points passed since (a tick just
 ** before a primitive's end charges the primitive with all of them). */
-void spy_tick_slow_(spy_vm *v) { mark_if_due(v); }
+void spy_tick_slow_(spy_vm *v) {
+  /* Only the tick marker's: a tick mark mixed with another marker's would
+  ** come at the host's checks, a lag that depends on what runs there. */
+  if (v->cfg && v->cfg->tick_marker) mark_if_due(v);
+}

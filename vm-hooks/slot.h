@@ -39,6 +39,7 @@ typedef struct spyH_cfg {
   uint32_t stack_copy;       /* spy_options.stack_copy */
   int exact_prims;           /* spy_options.exact_prims */
   int cpu_clock;             /* spy_options.clock == SPY_CLOCK_CPU */
+  int tick_marker;           /* spy_options.marker == SPY_MARKER_TICK */
   uint32_t saved_processes;  /* spy_options.saved_processes */
   uint64_t native_interval;  /* ticks */
 } spyH_cfg;

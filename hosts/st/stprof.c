@@ -305,7 +305,6 @@ int st_prof_control(VM *vm, uintptr_t *args, int na) {
     if (!vm->prof.attached) {
       spy_options o;
       spy_options_init(&o);
-      o.marker = SPY_MARKER_TICK; /* this VM ticks (proc.c, stprof.h) */
       if (IS_INT(args[2]) && INT_VAL(args[2]) > 0)
         o.interval_ns = (uint64_t)INT_VAL(args[2]) * 1000u;
       if (st_prof_start(vm, &o) == 0) {

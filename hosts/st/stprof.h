@@ -68,23 +68,16 @@ typedef struct StProf {
 
 struct VM;
 
-/* The hot-path hooks. With the tick marker (the CLI's default) a sample
-** falls due only where spy_tick runs, so it runs at each bracket too:
-** otherwise a sample falling due inside a primitive or a collection,
-** where no interrupt check runs, would be marked at the first check after
-** it and charged to the code that follows. */
+/* The hot-path hooks. */
 #define ST_PRIM_BEGIN1(vm, p, a)                                         \
-  (spy_tick((vm)->prof.v),                                               \
-   spy_prim_begin1((vm)->prof.v, (vm)->prof.prim_id[p], (a)))
+  spy_prim_begin1((vm)->prof.v, (vm)->prof.prim_id[p], (a))
 #define ST_PRIM_BEGIN2(vm, p, a, b)                                      \
-  (spy_tick((vm)->prof.v),                                               \
-   spy_prim_begin2((vm)->prof.v, (vm)->prof.prim_id[p], (a), (b)))
+  spy_prim_begin2((vm)->prof.v, (vm)->prof.prim_id[p], (a), (b))
 #define ST_PRIM_BEGIN3(vm, p, a, b, c)                                   \
-  (spy_tick((vm)->prof.v),                                               \
-   spy_prim_begin3((vm)->prof.v, (vm)->prof.prim_id[p], (a), (b), (c)))
-#define ST_PRIM_END(vm) (spy_tick((vm)->prof.v), spy_prim_end((vm)->prof.v))
-#define ST_GC_BEGIN(vm) (spy_tick((vm)->prof.v), spy_gc_begin((vm)->prof.v))
-#define ST_GC_END(vm) (spy_tick((vm)->prof.v), spy_gc_end((vm)->prof.v))
+  spy_prim_begin3((vm)->prof.v, (vm)->prof.prim_id[p], (a), (b), (c))
+#define ST_PRIM_END(vm) spy_prim_end((vm)->prof.v)
+#define ST_GC_BEGIN(vm) spy_gc_begin((vm)->prof.v)
+#define ST_GC_END(vm) spy_gc_end((vm)->prof.v)
 
 /* Is a sample due on v? The one relaxed load and predictable branch of
 ** spy_poll (spy_poll_due in <spyon/hooks.h>), made here so that the
