@@ -3,7 +3,10 @@
 # Paths are written from the top directory.
 
 noinst_PROGRAMS += bench/bench_overhead bench/bench_accuracy \
-	bench/bench_ingest bench/bench_deep
+	bench/bench_ingest bench/bench_deep bench/cpurun
+
+# Whole-process CPU of one command, for bench/cost.sh.
+bench_cpurun_SOURCES = bench/cpurun.c
 
 # The overhead VM: ovm_off.c builds the dispatch loop with -DSPY_DISABLE
 # (and the clock-read-per-poll variants), ovm_on.c with the hooks.
@@ -36,7 +39,7 @@ bench_bench_costs_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS)
 bench_bench_costs_LDADD = libspyon_core.la $(GSL_LIBS) -lm
 
 # The Smalltalk host against Lua (bench/st/README.md).
-EXTRA_DIST += bench/run.sh bench/README.md \
+EXTRA_DIST += bench/run.sh bench/cost.sh bench/README.md \
 	bench/st/bench_st.sh bench/st/README.md bench/st/fib.st bench/st/fib.lua \
 	bench/st/sends.st bench/st/sends.lua bench/st/loops.st \
 	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua \

@@ -35,6 +35,8 @@ typedef struct cli_run_opts {
   int native;         /* --native */
   double native_us;   /* --native-interval */
   int browse, live;   /* --browse, --live (tui/) */
+  int marker;         /* --marker: index in "tick|thread|signal", or -1 */
+  int cpu_clock;      /* --clock: index in "wall|cpu" */
 } cli_run_opts;
 
 /* An interpreter spyon can run scripts with, chosen by the script's file
@@ -49,6 +51,7 @@ typedef struct cli_host {
   int (*run)(const char *script, int argc, char **argv,
              const spy_options *so, spy_profile **out);
   void (*interrupt)(void);
+  int ticks;        /* 1: calls spy_tick (SPY_MARKER_TICK by default) */
 } cli_host;
 
 /* Block (1) or unblock (0) the stop signals in the calling thread. A host

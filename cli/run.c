@@ -64,6 +64,13 @@ static const cli_opt run_opts[] = {
   {"--native-interval", NULL, "USEC", "how often, 10 to 10000000 (default "
    "1000);\nimplies --native", cli_set_num,
    offsetof(cli_run_opts, native_us), 10, 1e7, NULL, 0, 0},
+  {"--marker", NULL, "tick|thread|signal", "what marks samples due: the "
+   "interpreter's\ninterrupt checks, the sampler thread (default for .st),"
+   "\nor a per-thread timer signal", cli_set_choice,
+   offsetof(cli_run_opts, marker), 0, 0, "tick|thread|signal", 0, 0},
+  {"--clock", NULL, "wall|cpu", "what a sample weighs: wall time (default) "
+   "or the\ninterpreter thread's own CPU time", cli_set_choice,
+   offsetof(cli_run_opts, cpu_clock), 0, 0, "wall|cpu", 0, 0},
   {"--no-profile", NULL, NULL, "run without profiling (hooks stopped)",
    cli_set_off, offsetof(cli_run_opts, profile), 0, 0, NULL, 0, 0},
   {"--browse", NULL, NULL, "browse the profile in the terminal when the "
@@ -228,7 +235,7 @@ static const cli_host *host_for(const char *script) {
 }
 
 int cli_run(int argc, char **argv) {
-  cli_run_opts o = {NULL, 100, 0.5, 0, 0, 1, 0, 0, 0, 0};
+  cli_run_opts o = {NULL, 100, 0.5, 0, 0, 1, 0, 0, 0, 0, -1, 0};
   cli_args a;
   int r = cli_parse(&run_cmd, argc, argv, &o, &a);
   if (r >= 0) return r;
@@ -275,6 +282,13 @@ int cli_run(int argc, char **argv) {
   so.native_stacks = o.native;
   if (o.native_us > 0)
     so.native_interval_ns = (uint64_t)(o.native_us * 1000.0 + 0.5);
+  /* A host that ticks needs no wake-ups at the sampling rate (cost.sh). */
+  static const spy_marker markers[] = {SPY_MARKER_TICK, SPY_MARKER_THREAD,
+                                       SPY_MARKER_SIGNAL};
+  so.marker = o.marker >= 0 ? markers[o.marker]
+              : h->ticks    ? SPY_MARKER_TICK
+                            : SPY_MARKER_THREAD;
+  so.clock = o.cpu_clock ? SPY_CLOCK_CPU : SPY_CLOCK_WALL;
   spy_profile *p = NULL;
   int status;
   if (o.live) /* the browser here, the script in a thread (tui/live.c) */

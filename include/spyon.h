@@ -93,6 +93,31 @@ typedef enum spy_mode {
   SPY_MODE_TIMER = 1
 } spy_mode;
 
+/* What marks a sample due (vm-hooks/mark.h; docs/embedding.md). */
+typedef enum spy_marker {
+  /* The sampler thread wakes at the sampling rate and marks. */
+  SPY_MARKER_THREAD = 0,
+  /* A POSIX timer per interpreter thread signals it (SIGRTMIN+5) at each
+  ** sampling interval; the sampler thread wakes only to drain. */
+  SPY_MARKER_SIGNAL = 1,
+  /* The host calls spy_tick() from its periodic slow path; the sampler
+  ** thread wakes only to drain (and marks threads stuck in a long
+  ** primitive). */
+  SPY_MARKER_TICK = 2
+} spy_marker;
+
+/* What a sample weighs (spy_options.clock). */
+typedef enum spy_clock {
+  /* Wall time (default): time a thread spends descheduled is charged to
+  ** what it runs when it comes back. */
+  SPY_CLOCK_WALL = 0,
+  /* The thread's own CPU time: samples fall due on the same wall-time
+  ** grid, but each weighs the CPU time the thread used since its previous
+  ** sample, so a loaded machine does not distort the profile. Primitive
+  ** and GC durations (totals, longest steps) stay wall time. */
+  SPY_CLOCK_CPU = 1
+} spy_clock;
+
 typedef struct spy_options {
   uint64_t interval_ns;    /* sampling interval; default 100000 (10 kHz) */
   spy_mode mode;           /* default SPY_MODE_POLL */
@@ -148,6 +173,17 @@ typedef struct spy_options {
   ** timed (two clock reads each) and totals, maxima and the longest steps
   ** are exact. */
   int exact_prims;
+  /* What marks samples due; default SPY_MARKER_THREAD, which needs
+  ** nothing from the host. A host that calls spy_tick() from its periodic
+  ** slow path and at its brackets should choose SPY_MARKER_TICK: it costs
+  ** no wake-ups at all (bench/cost.sh). With SPY_MARKER_SIGNAL the library
+  ** installs a SIGRTMIN+5 handler once per process, at the first
+  ** spy_attach, and spy_attach fails with SPY_EEXIST if another handler
+  ** owns that signal; its interval must be at least 50 us (SPY_EINVAL):
+  ** a timer signal costs 10-20 us on a virtual machine, and at shorter
+  ** intervals the thread would do nothing but take signals. */
+  spy_marker marker;
+  spy_clock clock;         /* default SPY_CLOCK_WALL */
 } spy_options;
 
 /* Fill *o with the defaults above. */
@@ -162,8 +198,10 @@ typedef struct spy_vm spy_vm;
 typedef struct spy_stack spy_stack;       /* defined in <spyon/hooks.h> */
 typedef struct spy_profile spy_profile;   /* defined in <spyon/profile.h> */
 
-/* Create a profiler with options *o (NULL: defaults). Calibrates the clock
-** (about 20 ms the first time in a process). Returns 0 and sets *out, or
+/* Create a profiler with options *o (NULL: defaults). Chooses the clock
+** the first time in a process (at most about 0.3 ms: the TSC rate is read
+** where the CPU publishes it, else measured over a 0.2 ms spin and refined
+** as the process runs). Returns 0 and sets *out, or
 ** SPY_EINVAL for a NULL out or an option out of range (zero interval, depth
 ** below 2, ring not a power of two or too small for max_depth), SPY_ENOTSUP
 ** (force_clock_gettime asked for after the TSC was chosen), SPY_ENOMEM. */

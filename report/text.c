@@ -61,6 +61,10 @@ static void pct_ms(char *out, size_t len, uint64_t ns, uint64_t base) {
 ** Header
 ** --------------------------------------------------------------------- */
 
+/* Below this much profiled time the hooks' own-time estimate rests on too
+** few timed calls to print. */
+#define OVERHEAD_MIN_NS 100000000u
+
 static void header(ctx *c) {
   const spy_profile *p = c->p;
   char a[32], b[32];
@@ -78,9 +82,25 @@ static void header(ctx *c) {
   fprintf(c->f, "processes: %zu\n", p->nprocesses);
   fprintf(c->f, "dropped:   %s samples, %s cost observations\n",
           spyR_fmt_group(a, p->dropped), spyR_fmt_group(b, p->obs_dropped));
-  fprintf(c->f, "overhead:  %.2f %% of wall time in hooks (%s ms)\n",
-          spyR_pct(p->hook_ns, p->wall_ns),
-          spyR_fmt_group(a, spyR_ms(p->hook_ns)));
+  if (p->interval_ns && p->wall_ns)
+    fprintf(c->f, "rate:      %s samples/s asked, %s/s taken\n",
+            spyR_fmt_group(a, (uint64_t)(1e9 / (double)p->interval_ns + 0.5)),
+            spyR_fmt_group(b, (uint64_t)((double)p->tallies * 1e9 /
+                                         (double)p->wall_ns + 0.5)));
+  /* The hooks time a sample of their calls (vm-hooks/hooks.c), so the
+  ** figure is an estimate for the interpreter threads alone; a short run
+  ** rests on a few timings, and one preempted timing can make it exceed
+  ** the run: then say so instead of printing a number. */
+  if (p->wall_ns < OVERHEAD_MIN_NS)
+    fprintf(c->f, "overhead:  not measured (run under %d ms)\n",
+            (int)(OVERHEAD_MIN_NS / 1000000));
+  else if (p->hook_ns > p->wall_ns / 2)
+    fputs("overhead:  not measured (hook timings disturbed)\n", c->f);
+  else
+    fprintf(c->f, "overhead:  %.2f %% of wall time in hooks (%s ms; "
+            "interpreter threads, estimated)\n",
+            spyR_pct(p->hook_ns, p->wall_ns),
+            spyR_fmt_group(a, spyR_ms(p->hook_ns)));
   if (p->start_unix_ns) {
     time_t t = (time_t)(p->start_unix_ns / 1000000000u);
     struct tm tm;

@@ -13,7 +13,9 @@
 #include "profile/profile.h"
 #include "sampler/symbols.h"
 #include "vm-hooks/clock.h"
+#include "vm-hooks/cpuclock.h"
 #include "vm-hooks/due.h"
+#include "vm-hooks/mark.h"
 #include "vm-hooks/native.h"
 
 #define RELAXED memory_order_relaxed
@@ -52,6 +54,8 @@ void spy_options_init(spy_options *o) {
   o->native_interval_ns = 1000000;
   o->stack_copy = 1u << 20;
   o->saved_processes = 64;
+  o->marker = SPY_MARKER_THREAD;
+  o->clock = SPY_CLOCK_WALL;
 }
 
 static int pow2(size_t x) { return x && !(x & (x - 1)); }
@@ -81,6 +85,15 @@ static int check_options(const spy_options *o) {
   if (o->stack_copy > (1u << 26)) return SPY_EINVAL;
   if (o->saved_processes == 0 || o->saved_processes > 65536) return SPY_EINVAL;
   if (o->exact_prims != 0 && o->exact_prims != 1) return SPY_EINVAL;
+  if (o->marker != SPY_MARKER_THREAD && o->marker != SPY_MARKER_SIGNAL &&
+      o->marker != SPY_MARKER_TICK)
+    return SPY_EINVAL;
+  if (o->clock != SPY_CLOCK_WALL && o->clock != SPY_CLOCK_CPU)
+    return SPY_EINVAL;
+  /* A timer signal costs 1-2 us on bare metal and 10-20 us on a VM: at
+  ** shorter intervals the thread would livelock in signal delivery. */
+  if (o->marker == SPY_MARKER_SIGNAL && o->interval_ns < SPYH_MARK_SIG_MIN_NS)
+    return SPY_EINVAL;
   return 0;
 }
 
@@ -99,6 +112,7 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   int rc = check_options(o);
   if (rc) return rc;
   if ((rc = spyH_clock_init(o->force_clock_gettime)) < 0) return rc;
+  spyH_clock_refine();
   spy_profiler *p = calloc(1, sizeof *p);
   if (!p) return SPY_ENOMEM;
   p->opt = *o;
@@ -128,6 +142,8 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   c->stack_copy = o->stack_copy;
   c->saved_processes = o->saved_processes;
   c->exact_prims = o->exact_prims;
+  c->cpu_clock = o->clock == SPY_CLOCK_CPU;
+  c->tick_marker = o->marker == SPY_MARKER_TICK;
   atomic_init(&c->nprims, 0);
   atomic_init(&c->nregions, 0);
   atomic_init(&c->epoch, 0);
@@ -283,10 +299,23 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
     spyH_slot_free(v);
     return SPY_ENOMEM;
   }
+  if (!(v->marker = malloc(sizeof *v->marker)) ||
+      (rc = spyH_marker_bind(v->marker, v, p->opt.marker)) != 0) {
+    free(v->marker);
+    spyS_cache_free(v->sampler_data);
+    spyH_slot_free(v);
+    return rc ? rc : SPY_ENOMEM;
+  }
+  if (p->cfg.cpu_clock) /* a run already going counts from here */
+    atomic_store_explicit(&v->cpu_origin, spyH_cpu_ticks(), RELAXED);
   pthread_mutex_lock(&p->lock);
   v->next = p->vms;
   p->vms = v;
-  if (atomic_load(&p->running)) spyH_set_active(v, 1);
+  if (atomic_load(&p->running)) {
+    spyH_set_active(v, 1);
+    spyH_marker_arm(v->marker, atomic_load_explicit(&p->cfg.origin, RELAXED),
+                    p->cfg.interval);
+  }
   pthread_mutex_unlock(&p->lock);
   if (p->cfg.native) spyH_native_bind(v);
   *out = v;
@@ -329,6 +358,8 @@ int spy_detach(spy_vm *v) {
   while (*pp != v) pp = &(*pp)->next;
   *pp = v->next;
   pthread_mutex_unlock(&p->lock);
+  spyH_marker_unbind(v->marker);
+  free(v->marker);
   spyS_cache_free(v->sampler_data);
   spyH_slot_free(v);
   return 0;
@@ -362,12 +393,18 @@ int spy_start(spy_profiler *p) {
     clock_gettime(CLOCK_REALTIME, &ts);
     p->start_unix_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
   }
-  /* The origin is published before the epoch that makes threads read it. */
+  /* The origin (and, for the CPU clock, each thread's CPU time now) is
+  ** published before the epoch that makes threads read it. */
   atomic_store_explicit(&p->cfg.origin, now, RELAXED);
+  if (p->cfg.cpu_clock)
+    for (spy_vm *v = p->vms; v; v = v->next)
+      atomic_store_explicit(&v->cpu_origin, spyH_cpu_ticks_thread(v->thread),
+                            RELAXED);
   atomic_fetch_add_explicit(&p->cfg.epoch, 1, memory_order_release);
   for (spy_vm *v = p->vms; v; v = v->next) {
     atomic_store_explicit(&v->deadline_pub, 0, RELAXED);
     spyH_set_active(v, 1);
+    spyH_marker_arm(v->marker, now, p->cfg.interval);
   }
   p->run_start = now;
   atomic_store(&p->running, 1);
@@ -389,6 +426,7 @@ int spy_stop(spy_profiler *p) {
   uint64_t epoch = atomic_load(&p->cfg.epoch);
   uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
   for (spy_vm *v = p->vms; v; v = v->next) {
+    spyH_marker_disarm(v->marker);
     if (pthread_equal(v->thread, self)) {
       spyH_settle(v, now);
       spyH_quiet(v);
@@ -489,6 +527,7 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   if (!pr) return SPY_ENOMEM;
   pthread_mutex_lock(&p->lock);
   spyS_drain_all(p);
+  spyH_clock_refine(); /* the exactest ticks-to-ns for what follows */
   uint64_t wall = p->wall_ticks;
   if (atomic_load(&p->running)) wall += spyH_now() - p->run_start;
   pr->mode = p->opt.mode;
@@ -496,7 +535,9 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   pr->wall_ns = spyH_ticks_to_ns(wall);
   pr->tallies = spyS_agg_samples(p->agg);
   pr->start_unix_ns = p->start_unix_ns;
-  pr->clock = spyH_clock.use_tsc ? "tsc" : "clock_gettime";
+  pr->clock = p->opt.clock == SPY_CLOCK_CPU ? "cpu"
+              : spyH_clock.use_tsc           ? "tsc"
+                                             : "clock_gettime";
   uint64_t gcn = p->dead_gc_count, gct = p->dead_gc_ticks;
   uint64_t gcm = p->dead_gc_max, hook = p->dead_hook_ticks;
   pr->dropped = p->dead_dropped;

@@ -1,10 +1,12 @@
 /*
 ** sampler/sampler.c: the sampler thread.
 **
-** It sleeps until the next thread's deadline, marks the samples that are
-** due (each thread's next hook takes its own), and drains the rings into
-** the aggregate about once a millisecond. It never calls into an
-** interpreter and never reads interpreter memory.
+** With the thread marker it sleeps until the next thread's deadline, marks
+** the samples that are due (each thread's next hook takes its own), and
+** drains the rings into the aggregate about once a millisecond. With the
+** signal and tick markers (vm-hooks/mark.h) it wakes only to drain, every
+** 10 ms. It never calls into an interpreter and never reads interpreter
+** memory.
 */
 #include "config.h"
 
@@ -18,6 +20,7 @@
 #include "sampler/profiler.h"
 #include "vm-hooks/clock.h"
 #include "vm-hooks/due.h"
+#include "vm-hooks/mark.h"
 
 #define RELAXED memory_order_relaxed
 
@@ -64,6 +67,22 @@ static void sleep_until(uint64_t target) {
   }
 }
 
+/* The same for the markers that wake only to drain (every 10 ms): wait
+** on the profiler's condition instead, with its lock held, so that
+** spy_profiler_free (quit, broadcast) need not wait out the sleep: a
+** process would otherwise take up to 10 ms longer to exit. */
+static void wait_until(spy_profiler *p, uint64_t target) {
+  uint64_t now = spyH_now();
+  if (target <= now) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t at = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
+                spyH_ticks_to_ns(target - now);
+  ts.tv_sec = (time_t)(at / 1000000000u);
+  ts.tv_nsec = (long)(at % 1000000000u);
+  pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+}
+
 /* The next wake-up: the earliest deadline of a running thread (one that has
 ** not synchronised publishes 0: due now), and the next drain. A thread still
 ** marked has not taken its sample yet (busy in a long primitive, or off the
@@ -83,17 +102,32 @@ static uint64_t next_wake(spy_profiler *p, uint64_t now, uint64_t wake_at) {
   return wake_at;
 }
 
-/* Mark the sample of every running thread whose deadline has passed: its
-** next hook takes it. This is the timer of both modes; the modes differ in
-** which hooks take a mark (vm-hooks/hooks.c). It also catches a thread that
-** was descheduled past its deadline: the mark waits for it, and its first
-** poll after resuming charges the code that was running. */
-static void mark_due(spy_profiler *p, uint64_t now) {
+/* Mark the sample of every running thread whose deadline passed at least
+** `lag` ago: its next hook takes it. With the thread marker (lag 0) this
+** is the timer of both modes; the modes differ in which hooks take a mark
+** (vm-hooks/hooks.c). It also catches a thread that was descheduled past
+** its deadline: the mark waits for it, and its first poll after resuming
+** charges the code that was running. A thread whose mark is still pending
+** is marked again: its marked_upto must advance, or the grid points that
+** pass while it is inside a long primitive would be charged after it.
+** With the other markers this is their backstop, for a thread that no
+** tick or signal reached. */
+static void mark_due(spy_profiler *p, uint64_t now, uint64_t lag) {
   for (spy_vm *v = p->vms; v; v = v->next) {
     if (!spyH_active(v)) continue;
-    if (atomic_load_explicit(&v->deadline_pub, RELAXED) <= now)
-      spyH_mark(v, now);
+    uint64_t d = atomic_load_explicit(&v->deadline_pub, RELAXED);
+    if (d <= now && now - d >= lag) spyH_mark(v, now);
   }
+}
+
+/* The signal marker's timers run on CLOCK_MONOTONIC at a whole number of
+** nanoseconds per interval, the grid on the TSC: re-align them to the grid
+** at every wake-up, before they drift by a quarter interval. */
+static void realign(spy_profiler *p) {
+  uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
+  for (spy_vm *v = p->vms; v; v = v->next)
+    if (v->marker && spyH_active(v))
+      spyH_marker_arm(v->marker, origin, p->cfg.interval);
 }
 
 /* Native stacks: SIGPROF to every thread that has been inside one
@@ -119,7 +153,22 @@ void *spyS_thread_main(void *arg) {
   /* Wake-ups as precise as the kernel allows: the default 50 us slack
   ** would cap the rate near 20 kHz. */
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-  uint64_t drain_period = spyH_ns_to_ticks(1000000);
+  /* Marking by thread: drain about once a millisecond, in the wake-ups
+  ** that mark. Otherwise wake only to drain and re-align: every 10 ms, or
+  ** every 1000 intervals if that is sooner (a timer's period is rounded
+  ** to 1 ns, and must not drift a quarter interval between re-alignments),
+  ** but at most every millisecond. The backstop marks a thread overdue by
+  ** half a drain period. */
+  int by_thread = p->opt.marker == SPY_MARKER_THREAD;
+  uint64_t drain_ns = 1000000;
+  if (!by_thread) {
+    drain_ns = SPYH_DRAIN_NS;
+    if (p->opt.interval_ns * 1000 < drain_ns)
+      drain_ns = p->opt.interval_ns * 1000;
+    if (drain_ns < 1000000) drain_ns = 1000000;
+  }
+  uint64_t drain_period = spyH_ns_to_ticks(drain_ns);
+  uint64_t lag = by_thread ? 0 : drain_period / 2;
   uint64_t last_drain = 0;
   /* Native rounds: four per native interval, but at most every 100 us and
   ** at least every drain. */
@@ -136,19 +185,27 @@ void *spyS_thread_main(void *arg) {
     uint64_t wake_at = last_drain + drain_period;
     if (p->cfg.native && last_nat + nat_period < wake_at)
       wake_at = last_nat + nat_period;
-    uint64_t wake = next_wake(p, spyH_now(), wake_at);
-    pthread_mutex_unlock(&p->lock);
-    sleep_until(wake);
-    pthread_mutex_lock(&p->lock);
-    if (!atomic_load_explicit(&p->running, RELAXED)) continue;
+    if (by_thread) {
+      uint64_t wake = next_wake(p, spyH_now(), wake_at);
+      pthread_mutex_unlock(&p->lock);
+      sleep_until(wake);
+      pthread_mutex_lock(&p->lock);
+    } else {
+      wait_until(p, wake_at);
+    }
+    if (p->quit || !atomic_load_explicit(&p->running, RELAXED)) continue;
     uint64_t now = spyH_now();
-    mark_due(p, now);
+    mark_due(p, now, lag);
     if (p->cfg.native && now - last_nat >= nat_period) {
       native_round(p, now);
       last_nat = now;
     }
     if (now - last_drain >= drain_period) {
       spyS_drain_all(p);
+      if (!by_thread) {
+        spyH_clock_refine();
+        realign(p);
+      }
       last_drain = now;
     }
   }

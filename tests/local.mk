@@ -8,7 +8,8 @@ tests_runner_SOURCES = tests/runner.c tests/test.h \
 	tests/test_cost_fit.c tests/test_st.c tests/test_native.c \
 	tests/test_cli.c \
 	tests/test_export.c tests/test_report.h tests/test_json.c \
-	tests/test_runner.c
+	tests/test_runner.c \
+	tests/test_mark.c
 tests_runner_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS) $(JANSSON_CFLAGS)
 tests_runner_LDADD = tests/gt/libgthost.la hosts/st/libstvm.la \
 	libspyon_tools.la libspyon_core.la $(GMP_LIBS) $(JANSSON_LIBS) -lm

@@ -566,7 +566,9 @@ static void t_text_numbers(void) {
   T_ASSERT(strstr(t, "24.69 (1,235)  LargePositiveInteger squaredByFourth\n"));
   T_ASSERT(strncmp(t, "Reporting - 50,000 tallies, 5,000 msec.\n", 40) == 0);
   T_ASSERT(strstr(t, "dropped:   12 samples, 3 cost observations\n"));
-  T_ASSERT(strstr(t, "overhead:  0.42 % of wall time in hooks (21 ms)\n"));
+  T_ASSERT(strstr(t, "rate:      10,000 samples/s asked, 10,000/s taken\n"));
+  T_ASSERT(strstr(t, "overhead:  0.42 % of wall time in hooks (21 ms; "
+                     "interpreter threads, estimated)\n"));
   T_ASSERT(strstr(t, "started:   2019-05-05 12:00:00 UTC\n"));
   /* Leaves: the multiply primitive is a leaf in two places: 1.28 s. */
   T_ASSERT(strstr(t, "**Leaves**\n"
@@ -621,6 +623,31 @@ static void t_text_options(void) {
 }
 
 /* An empty profile still gives every section, with "(none)". */
+/* The header's overhead line prints a number only where it means one: a
+** run under 100 ms rests on too few timed hook calls, and an estimate over
+** half the run is preempted timings, not hooks. The rate line is the
+** asked rate and tallies over profiled wall time. */
+static void t_text_overhead(void) {
+  spy_profile *p = new_profile(50000000); /* 50 ms, 500 tallies */
+  p->hook_ns = 150000000;                 /* "300 %" */
+  p->tallies = 400;
+  const char *t = report(p, NULL);
+  T_ASSERT(strstr(t, "overhead:  not measured (run under 100 ms)\n"));
+  T_ASSERT(strstr(t, "rate:      10,000 samples/s asked, 8,000/s taken\n"));
+  spy_profile_free(p);
+  p = new_profile(1000000000);
+  p->hook_ns = 600000000;
+  t = report(p, NULL);
+  T_ASSERT(strstr(t, "overhead:  not measured (hook timings disturbed)\n"));
+  spy_profile_free(p);
+  p = new_profile(1000000000);
+  p->hook_ns = 12500000;
+  t = report(p, NULL);
+  T_ASSERT(strstr(t, "overhead:  1.25 % of wall time in hooks (13 ms; "
+                     "interpreter threads, estimated)\n"));
+  spy_profile_free(p);
+}
+
 static void t_text_empty(void) {
   spy_profile *p = spyP_new();
   T_ASSERT(p);
@@ -955,6 +982,7 @@ const struct spy_test t_report[] = {
     {"text_numbers", t_text_numbers, 0},
     {"text_options", t_text_options, 0},
     {"text_empty", t_text_empty, 0},
+    {"text_overhead", t_text_overhead, 0},
     {"text_eio", t_text_eio, 0},
     {"folded", t_folded, 0},
     {"folded_escape", t_folded_escape, 0},

@@ -35,6 +35,7 @@
 #include "config.h"
 
 #include "vm-hooks/clock.h"
+#include "vm-hooks/cpuclock.h"
 #include "vm-hooks/due.h"
 #include "vm-hooks/slot.h"
 
@@ -261,7 +262,11 @@ static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
   }
 }
 
+/* A sample's weight: the grid time it covers, or with the CPU clock the
+** thread's own CPU time since its previous sample (vm-hooks/clock.h), so
+** that time spent descheduled is charged to nothing. */
 static void emit_sample(spy_vm *v, uint64_t w) {
+  if (SPY_UNLIKELY(v->cfg->cpu_clock)) w = spyH_cpu_weight(v, w);
   emit(v, SPYH_REC_SAMPLE, w, -1, 0, 0, NULL);
 }
 

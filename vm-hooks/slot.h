@@ -38,6 +38,8 @@ typedef struct spyH_cfg {
   int native;                /* spy_options.native_stacks */
   uint32_t stack_copy;       /* spy_options.stack_copy */
   int exact_prims;           /* spy_options.exact_prims */
+  int cpu_clock;             /* spy_options.clock == SPY_CLOCK_CPU */
+  int tick_marker;           /* spy_options.marker == SPY_MARKER_TICK */
   uint32_t saved_processes;  /* spy_options.saved_processes */
   uint64_t native_interval;  /* ticks */
 } spyH_cfg;
@@ -180,6 +182,9 @@ struct spy_vm {
   atomic_uint_least64_t native_prim, native_since, native_dropped;
   uint64_t native_sent;
   int tid;                   /* kernel thread id, for tgkill */
+  struct spyH_marker *marker; /* vm-hooks/mark.h (the profiler's) */
+  atomic_uint_least64_t cpu_origin; /* CPU clock: the thread's CPU ticks at
+                                       the run's start (or its attach) */
   atomic_uint_least64_t gc_count, gc_ticks, gc_max;
 
   /* Interpreter thread only. */
@@ -187,6 +192,8 @@ struct spy_vm {
   int tracking;              /* 1: every hook since the last sync ran its
                                 slow path, so the brackets are exact */
   uint64_t last;             /* time charged up to */
+  uint64_t cpu_last;         /* CPU clock: thread CPU ticks charged up to */
+  uint64_t cpu_epoch;        /* the run cpu_last belongs to */
   uint64_t deadline;         /* next grid point */
   uint64_t pid;
   uint64_t attached_at;

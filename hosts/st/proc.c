@@ -378,6 +378,7 @@ static void preempt(VM *vm, int slice_over) {
 ** poll points do), except in timer mode, which polls at every check as
 ** MessageTally's VM does and does the rest every ST_ICOUNT. */
 void st_interrupt(VM *vm) {
+  spy_tick(vm->prof.v); /* SPY_MARKER_TICK: --marker tick */
   if (vm->prof.timer) {
     spy_poll(vm->prof.v);
     vm->icount = 0;

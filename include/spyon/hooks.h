@@ -168,6 +168,7 @@ SPY_API void spy_gc_begin_slow_(spy_vm *v);
 SPY_API void spy_gc_end_slow_(spy_vm *v);
 SPY_API void spy_region_begin_slow_(spy_vm *v, int region);
 SPY_API void spy_region_end_slow_(spy_vm *v);
+SPY_API void spy_tick_slow_(spy_vm *v);
 
 /* ------------------------------------------------------------------------
 ** The hooks
@@ -283,6 +284,18 @@ static inline void spy_region_end(spy_vm *v) {
   if (SPY_UNLIKELY(spy_active_(v))) spy_region_end_slow_(v);
 }
 
+/* For SPY_MARKER_TICK (spy_options.marker): call from the interpreter's
+** periodic slow path (an interrupt-check countdown that runs every few
+** microseconds), before spy_poll there. While running, one call and one
+** clock read against the thread's next deadline, marking the sample due
+** when it has passed; the poll then takes it. Harmless with the other
+** markers. How often the host calls it bounds the rate it can reach and
+** adds to each sample's lag; inside a long primitive no tick runs, and the
+** sampler thread marks the thread when it wakes to drain (every 10 ms). */
+static inline void spy_tick(spy_vm *v) {
+  if (SPY_UNLIKELY(spy_active_(v))) spy_tick_slow_(v);
+}
+
 #else /* SPY_DISABLE: every hook compiles to nothing. */
 
 static inline int spy_profiling(spy_vm *v) { (void)v; return 0; }
@@ -316,6 +329,7 @@ static inline void spy_gc_begin(spy_vm *v) { (void)v; }
 static inline void spy_gc_end(spy_vm *v) { (void)v; }
 static inline void spy_region_begin(spy_vm *v, int r) { (void)v; (void)r; }
 static inline void spy_region_end(spy_vm *v) { (void)v; }
+static inline void spy_tick(spy_vm *v) { (void)v; }
 
 #endif /* SPY_DISABLE */
 

@@ -89,7 +89,10 @@ uint64_t gt_rand_range(uint64_t *s, uint64_t lo, uint64_t hi) {
 
 /* Charge the time since the previous transition to the current state. Called
 ** at every transition, before the state changes. */
+static uint64_t cpu_now(void);
+
 static void charge(gt_host *h, uint64_t now) {
+  if (h->cpu_truth) now = cpu_now();
   uint64_t dt = now - h->last_ns;
   h->last_ns = now;
   if (!h->accounting) return;
@@ -297,17 +300,29 @@ void gt_process(gt_host *h, int idx, uint64_t pid, const char *name) {
 ** The program's vocabulary
 ** --------------------------------------------------------------------- */
 
+/* The host's periodic slow path (every tick_every polls) and its
+** brackets, for the tick marker. */
+static inline void tick_poll(gt_host *h) {
+  if (h->tick_every && --h->tick_left <= 0) {
+    h->tick_left = h->tick_every;
+    spy_tick(h->vm);
+  }
+}
+static inline void tick_bracket(gt_host *h) {
+  if (h->tick_every) spy_tick(h->vm);
+}
+
 void gt_enter(gt_host *h, uint64_t key) {
   gt_proc *p = &h->procs[h->cur];
-  if (!h->sparse) spy_poll(h->vm);
+  if (!h->sparse) tick_poll(h), spy_poll(h->vm);
   charge(h, gt_now());
   push_frame(p, key);
-  if (h->sparse) spy_poll(h->vm);
+  if (h->sparse) tick_poll(h), spy_poll(h->vm);
 }
 
 void gt_leave(gt_host *h) {
   gt_proc *p = &h->procs[h->cur];
-  if (!h->sparse) spy_poll(h->vm);
+  if (!h->sparse) tick_poll(h), spy_poll(h->vm);
   charge(h, gt_now());
   if (p->depth > 0) p->depth--;
 }
@@ -317,6 +332,7 @@ void gt_work(gt_host *h, uint64_t ns) {
   spy_vm *v = h->vm;
   for (uint64_t i = 0; i < n; i++) {
     gt_unit();
+    tick_poll(h);
     spy_poll(v);
   }
 }
@@ -407,6 +423,7 @@ void gt_prim_begin(gt_host *h, int prim, unsigned nsizes,
   for (unsigned i = 0; i < nsizes && i < 4; i++) s[i] = sizes[i];
   uint64_t t0 = gt_now();
   charge(h, t0);
+  tick_bracket(h);
   switch (nsizes) {
   case 0: spy_prim_begin(h->vm, prim); break;
   case 1: spy_prim_begin1(h->vm, prim, s[0]); break;
@@ -432,6 +449,7 @@ static void end_hook(gt_host *h, void (*hook)(spy_vm *)) {
   gt_proc *p = &h->procs[h->cur];
   int had = p->nb > 0;
   gt_bracket b = had ? p->b[--p->nb] : (gt_bracket){0};
+  tick_bracket(h);
   hook(h->vm);
   uint64_t t3 = gt_now();
   charge(h, t3);
@@ -450,6 +468,7 @@ void gt_prim(gt_host *h, int prim, unsigned nsizes, const uint64_t *sizes,
 void gt_gc(gt_host *h, uint64_t ns) {
   uint64_t t0 = gt_now();
   charge(h, t0);
+  tick_bracket(h);
   spy_gc_begin(h->vm);
   uint64_t t1 = gt_now();
   charge(h, t1);
@@ -508,6 +527,7 @@ void gt_switch(gt_host *h, int idx) {
   charge(h, t0);
   /* The hook runs while the host still shows the old process, so a sample
   ** taken inside it walks the stack of the process switched from. */
+  tick_bracket(h);
   spy_process_switch(h->vm, h->procs[idx].pid);
   uint64_t t1 = gt_now();
   charge(h, t1);

@@ -137,6 +137,14 @@ typedef struct gt_host {
   spy_profiler *prof;
   spy_vm *vm;
   int eager_names; /* 1: spy_name every defined key (default); 0: lazily */
+  /* For SPY_MARKER_TICK: 0 (default) never calls spy_tick; N calls it at
+  ** every Nth poll (a periodic slow path) and at every bracket (primitive,
+  ** GC, process switch), as a host using the tick marker must. */
+  int tick_every, tick_left;
+  /* 1: the truth (t_method, t_prim, ...) counts the thread's CPU time, not
+  ** wall time (one clock_gettime system call per transition); set before
+  ** gt_attach. For the CPU clock's tests. */
+  int cpu_truth;
   const char *names[GT_MAX_KEYS]; /* owned copies; NULL: unnamed */
 
   /* The machine state. */

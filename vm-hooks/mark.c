@@ -1,0 +1,141 @@
+/*
+** vm-hooks/mark.c: the markers (see vm-hooks/mark.h) and spy_tick.
+**
+** Signal safety. The handler reads only its thread's bound slot (a
+** thread-local with the initial-exec model, as in native.c, so a stale
+** timer signal after unbind finds NULL rather than a freed slot), the
+** slot's atomics and the clock, and stores the mark (spyH_mark: two
+** atomic stores).
+** errno is saved. SPYH_MARK_SIG is never blocked by the library; a host
+** that blocks it gets its samples from the sampler's backup marks.
+*/
+#include "config.h"
+
+#include "vm-hooks/mark.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "vm-hooks/clock.h"
+#include "vm-hooks/due.h"
+
+#define RELAXED memory_order_relaxed
+
+static __thread spy_vm *tl_vm __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+static int installed; /* under install_lock */
+static atomic_uint_least64_t nsignals;
+
+/* Mark v if its deadline has passed and it has no mark pending. */
+static inline void mark_if_due(spy_vm *v) {
+  if (!spyH_active(v)) return;
+  uint64_t now = spyH_now();
+  if (atomic_load_explicit(&v->deadline_pub, RELAXED) <= now) spyH_mark(v, now);
+}
+
+/* The timer's signal: mark the thread it interrupted. A signal from
+** anywhere else (kill, sigqueue) is ignored. */
+static void on_mark(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  (void)uc;
+  int saved = errno;
+  spy_vm *v = tl_vm;
+  if (v && si && si->si_code == SI_TIMER) {
+    atomic_fetch_add_explicit(&nsignals, 1, RELAXED);
+    mark_if_due(v);
+  }
+  errno = saved;
+}
+
+uint64_t spyH_mark_signals(void) {
+  return atomic_load_explicit(&nsignals, RELAXED);
+}
+
+/* Installed once and left installed, like native.c's handler: a timer
+** signal still pending after the last unbind must find a handler that
+** ignores it, not the default action (which ends the process). */
+int spyH_mark_install(void) {
+  int rc = 0;
+  pthread_mutex_lock(&install_lock);
+  if (!installed) {
+    struct sigaction old, sa;
+    memset(&sa, 0, sizeof sa);
+    if (sigaction(SPYH_MARK_SIG, NULL, &old) != 0) {
+      rc = SPY_ENOTSUP;
+    } else if ((old.sa_flags & SA_SIGINFO) ||
+               (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+      rc = SPY_EEXIST; /* the host's own use of this signal */
+    } else {
+      sa.sa_sigaction = on_mark;
+      sa.sa_flags = SA_SIGINFO | SA_RESTART;
+      sigemptyset(&sa.sa_mask);
+      if (sigaction(SPYH_MARK_SIG, &sa, NULL) != 0) rc = SPY_ENOTSUP;
+      else installed = 1;
+    }
+  }
+  pthread_mutex_unlock(&install_lock);
+  return rc;
+}
+
+int spyH_marker_bind(spyH_marker *m, spy_vm *v, spy_marker kind) {
+  memset(m, 0, sizeof *m);
+  m->kind = kind;
+  m->v = v;
+  if (kind != SPY_MARKER_SIGNAL) return 0;
+  int rc = spyH_mark_install();
+  if (rc) return rc;
+  struct sigevent ev;
+  memset(&ev, 0, sizeof ev);
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = SPYH_MARK_SIG;
+  ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+  if (timer_create(CLOCK_MONOTONIC, &ev, &m->timer) != 0) return SPY_ENOTSUP;
+  m->have_timer = 1;
+  atomic_signal_fence(memory_order_seq_cst);
+  tl_vm = v;
+  atomic_signal_fence(memory_order_seq_cst);
+  return 0;
+}
+
+void spyH_marker_arm(spyH_marker *m, uint64_t origin, uint64_t interval) {
+  if (!m->have_timer) return;
+  uint64_t now = spyH_now(), mono = spyH_mono_ns();
+  uint64_t next = origin + ((now - origin) / interval + 1) * interval;
+  uint64_t iv_ns = spyH_ticks_to_ns(interval);
+  if (iv_ns == 0) iv_ns = 1;
+  uint64_t at = mono + spyH_ticks_to_ns(next - now) + iv_ns / 4;
+  struct itimerspec its = {
+      {(time_t)(iv_ns / 1000000000u), (long)(iv_ns % 1000000000u)},
+      {(time_t)(at / 1000000000u), (long)(at % 1000000000u)}};
+  timer_settime(m->timer, TIMER_ABSTIME, &its, NULL);
+}
+
+void spyH_marker_disarm(spyH_marker *m) {
+  if (!m->have_timer) return;
+  struct itimerspec its;
+  memset(&its, 0, sizeof its);
+  timer_settime(m->timer, 0, &its, NULL);
+}
+
+void spyH_marker_unbind(spyH_marker *m) {
+  atomic_signal_fence(memory_order_seq_cst);
+  if (tl_vm == m->v) tl_vm = NULL;
+  atomic_signal_fence(memory_order_seq_cst);
+  if (m->have_timer) timer_delete(m->timer);
+  m->have_timer = 0;
+}
+
+/* The host's periodic slow path: one clock read against the deadline.
+** Out of line: hosts call it every few microseconds, where a call costs
+** nothing, and the deadline stays private. A pending mark is renewed, so
+** that its marked_upto covers the grid points passed since (a tick just
+** before a primitive's end charges the primitive with all of them). */
+void spy_tick_slow_(spy_vm *v) {
+  /* Only the tick marker's: a tick mark mixed with another marker's would
+  ** come at the host's checks, a lag that depends on what runs there. */
+  if (v->cfg && v->cfg->tick_marker) mark_if_due(v);
+}
