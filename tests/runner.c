@@ -24,7 +24,7 @@
 
 extern const struct spy_test t_core[], t_core_exact[], t_profile[],
     t_profile_bad[], t_report[], t_cost[], t_st[], t_native[], t_contract[],
-    t_cli[], t_export[], t_tui[];
+    t_cli[], t_export[], t_tui[], t_lua[];
 
 static const struct {
   const char *name;
@@ -37,6 +37,7 @@ static const struct {
   {"cost", t_cost},   {"st", t_st},       {"native", t_native}, {"tui", t_tui},
   {"cli", t_cli},
   {"export", t_export},
+  {"lua", t_lua},
 };
 
 const char *t_builddir = ".";
