@@ -37,7 +37,17 @@ typedef struct cli_run_opts {
   int browse, live;   /* --browse, --live (tui/) */
   int marker;         /* --marker: index in "tick|thread|signal", or -1 */
   int cpu_clock;      /* --clock: index in "wall|cpu" */
+  int lang;           /* --lang: index in "st|lua", -1: by name */
+  int co_each;        /* --coroutine-each (Lua) */
 } cli_run_opts;
+
+/* The options of the run in progress (NULL outside cli_run), for hosts. */
+const cli_run_opts *cli_run_current(void);
+
+/* Report (or save) profile p now and free it, as cli_run would after the
+** script: for a host whose script ends the process itself (Lua's
+** os.exit). cli_run then reports nothing more. */
+void cli_run_report_now(spy_profile *p);
 
 /* An interpreter spyon can run scripts with, chosen by the script's file
 ** name ending (cli/run.c's table; the first entry is the default). The

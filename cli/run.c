@@ -35,10 +35,12 @@
 /* Interpreters by script name ending; the first is the default. Hosts
 ** come from other modules' fragments, hence weak. */
 extern const cli_host cli_host_st __attribute__((weak));
+extern const cli_host cli_host_lua __attribute__((weak));
 static const cli_host *const *hosts(void) {
   static const cli_host *t[4];
   size_t n = 0;
   if (&cli_host_st) t[n++] = &cli_host_st;
+  if (&cli_host_lua) t[n++] = &cli_host_lua;
   t[n] = NULL;
   return t;
 }
@@ -79,6 +81,12 @@ static const cli_opt run_opts[] = {
   {"--live", NULL, NULL, "browse the profile while the script runs; its "
    "output\nis written out when the browser exits", cli_set_on,
    offsetof(cli_run_opts, live), 0, 0, NULL, 0, 0},
+  {"--lang", NULL, "st|lua", "the script's language (default: by its "
+   "name,\n.lua Lua, else Smalltalk)", cli_set_choice,
+   offsetof(cli_run_opts, lang), 0, 0, "st|lua", 0, 0},
+  {"--coroutine-each", NULL, NULL, "one process per Lua coroutine (default:"
+   "\none per coroutine body function)", cli_set_on,
+   offsetof(cli_run_opts, co_each), 0, 0, NULL, 0, 0},
   {NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, 0, 0},
 };
 
@@ -86,7 +94,7 @@ static const cli_cmd run_cmd = {
   "spyon", "[options] SCRIPT [args...]",
   "Run a script under the profiler; the report follows the script's output."
   "\nThe interpreter is chosen by the script's name: .st Smalltalk "
-  "(the default).",
+  "(the default),\n.lua Lua 5.4 (docs/lua.md); or by --lang.",
   run_opts, 0, 0, 1,
   "SIGINT, SIGTERM and SIGHUP stop the script; the profile is still "
   "printed or\nsaved and the exit status is 128 + the signal's number. "
@@ -224,8 +232,14 @@ static void set_command(spy_profile *p, int argc, char **argv) {
   free(cmd);
 }
 
-static const cli_host *host_for(const char *script) {
+static const cli_host *host_for(const char *script, int lang) {
   const cli_host *const *t = hosts();
+  if (lang >= 0) { /* --lang: the host whose ending is ".st" / ".lua" */
+    static const char *const ext[] = {".st", ".lua"};
+    for (size_t i = 0; t[i]; i++)
+      if (!strcmp(t[i]->ext, ext[lang])) return t[i];
+    return NULL;
+  }
   size_t n = strlen(script);
   for (size_t i = 0; t[i]; i++) {
     size_t m = strlen(t[i]->ext);
@@ -234,13 +248,34 @@ static const cli_host *host_for(const char *script) {
   return t[0];
 }
 
+/* The run in progress, for hosts (cli_run_current, cli_run_report_now). */
+static const cli_run_opts *cur_opts;
+static int cur_argc, cur_reported;
+static char **cur_argv;
+
+const cli_run_opts *cli_run_current(void) {
+  return cur_opts;
+}
+
+void cli_run_report_now(spy_profile *p) {
+  if (!cur_opts || cur_reported) {
+    spy_profile_free(p);
+    return;
+  }
+  cur_reported = 1;
+  set_command(p, cur_argc, cur_argv);
+  emit(p, cur_opts);
+  spy_profile_free(p);
+  fflush(stdout);
+}
+
 int cli_run(int argc, char **argv) {
-  cli_run_opts o = {NULL, 100, 0.5, 0, 0, 1, 0, 0, 0, 0, -1, 0};
+  cli_run_opts o = {NULL, 100, 0.5, 0, 0, 1, 0, 0, 0, 0, -1, 0, -1, 0};
   cli_args a;
   int r = cli_parse(&run_cmd, argc, argv, &o, &a);
   if (r >= 0) return r;
   const char *script = argv[a.rest];
-  const cli_host *h = host_for(script);
+  const cli_host *h = host_for(script, o.lang);
   if (!h) {
     fprintf(stderr, "spyon: running scripts is not part of this build\n");
     return 2;
@@ -290,6 +325,8 @@ int cli_run(int argc, char **argv) {
                             : SPY_MARKER_THREAD;
   so.clock = o.cpu_clock ? SPY_CLOCK_CPU : SPY_CLOCK_WALL;
   spy_profile *p = NULL;
+  cur_opts = &o, cur_argc = argc - a.rest, cur_argv = argv + a.rest;
+  cur_reported = 0;
   int status;
   if (o.live) /* the browser here, the script in a thread (tui/live.c) */
     status = spyT_live(h, script, argc - a.rest - 1, argv + a.rest + 1, &so,
@@ -298,7 +335,11 @@ int cli_run(int argc, char **argv) {
     status = h->run(script, argc - a.rest - 1, argv + a.rest + 1,
                     o.profile ? &so : NULL, &p);
   fflush(stdout);
-  if (p) {
+  cur_opts = NULL;
+  if (cur_reported) {
+    spy_profile_free(p);
+    p = NULL;
+  } else if (p) {
     set_command(p, argc - a.rest, argv + a.rest);
     if (o.browse || o.live) {
       /* Saved with -o; browsed (--browse), or already seen (--live). */

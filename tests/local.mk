@@ -9,10 +9,11 @@ tests_runner_SOURCES = tests/runner.c tests/test.h \
 	tests/test_cli.c \
 	tests/test_export.c tests/test_report.h tests/test_json.c \
 	tests/test_runner.c \
-	tests/test_mark.c
-tests_runner_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS) $(JANSSON_CFLAGS)
+	tests/test_mark.c tests/test_lua.c
+tests_runner_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS) $(JANSSON_CFLAGS) $(LUA_CFLAGS)
 tests_runner_LDADD = tests/gt/libgthost.la hosts/st/libstvm.la \
-	libspyon_tools.la libspyon_core.la $(GMP_LIBS) $(JANSSON_LIBS) -lm
+	hosts/lua/libluahost.la libspyon_tools.la libspyon_core.la \
+	$(GMP_LIBS) $(LUA_LIBS) $(JANSSON_LIBS) -lm
 TESTS += tests/runner
 AM_TESTS_ENVIRONMENT = SPY_BUILDDIR='$(abs_top_builddir)' \
 	SPY_SRCDIR='$(abs_top_srcdir)'; export SPY_BUILDDIR SPY_SRCDIR;

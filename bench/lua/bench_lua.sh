@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench/lua/bench_lua.sh: the Lua host's overhead. For each workload, the
+# CPU time (user + sys, all threads: /usr/bin/time) of plain lua5.4 and of
+# spyon at 1 and 10 kHz, the median of REPS runs, and the ratio; also the
+# Lua thread's own CPU under spyon (SPYON_LUA_TIMES), which leaves out the
+# sampler thread, and the alternatives to the signal-armed hook
+# (SPYON_LUA_HOOK=count:N: a permanent count hook every N instructions;
+# none: Lua code not sampled at all, only the brackets; SPYON_LUA_TIMER=cpu:
+# the timer on the thread's CPU clock).
+#   bench/lua/bench_lua.sh [BUILD_DIR] [REPS]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build=${1:-$top/_build}
+reps=${2:-5}
+spyon=$build/spyon
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# cpu CMD...: user+sys seconds of one run (stdout discarded).
+cpu() {
+  /usr/bin/time -f "%U %S" -o "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || true
+  awk '{printf "%.3f", $1 + $2}' "$tmp/t"
+}
+# lua thread CPU of one spyon run (SPYON_LUA_TIMES).
+lcpu() {
+  SPYON_LUA_TIMES=1 "$@" > /dev/null 2> "$tmp/err" || true
+  awk '/lua thread cpu/ {printf "%.3f", $5}' "$tmp/err"
+}
+median() { tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+run() { # label, measure fn, cmd...
+  local label=$1 fn=$2; shift 2
+  local xs=""
+  for _ in $(seq "$reps"); do xs="$xs $($fn "$@")"; done
+  echo "$xs" | median
+}
+
+printf "load average: %s\n" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-22s %8s %8s %6s %8s %6s %8s %6s\n" workload "lua5.4" "1 kHz" x \
+  "10 kHz" x "thread" x
+for w in "examples/fib.lua 34" "examples/strings.lua 40" \
+         "examples/sorting.lua" "bench/lua/deep.lua 100000"; do
+  set -- $w
+  script=$top/$1; shift
+  base=$(run plain cpu lua5.4 "$script" "$@")
+  k1=$(run k1 cpu "$spyon" -i 1000 -o "$tmp/p.spy" "$script" "$@")
+  k10=$(run k10 cpu "$spyon" -i 100 -o "$tmp/p.spy" "$script" "$@")
+  th=$(run th lcpu "$spyon" -i 100 -o "$tmp/p.spy" "$script" "$@")
+  printf "%-22s %8s %8s %6.2f %8s %6.2f %8s %6.2f\n" "$(basename "$script") $*" \
+    "$base" "$k1" "$(echo "$k1 / $base" | bc -l)" "$k10" \
+    "$(echo "$k10 / $base" | bc -l)" "$th" "$(echo "$th / $base" | bc -l)"
+done
+
+echo
+echo "alternatives at 10 kHz (Lua thread CPU, fib.lua 34):"
+for m in signal cpu-timer count:1000 count:100 none; do
+  hm=$m tm=""; [ "$m" = signal ] && hm=""
+  [ "$m" = cpu-timer ] && hm="" tm=cpu
+  t=$(SPYON_LUA_HOOK=$hm SPYON_LUA_TIMER=${tm:-} run m lcpu "$spyon" -i 100 -o "$tmp/p.spy" \
+      "$top/examples/fib.lua" 34)
+  printf "  %-12s %8s s\n" "$m" "$t"
+done

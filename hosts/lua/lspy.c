@@ -1,0 +1,862 @@
+/*
+** hosts/lua/lspy.c: the Lua 5.4 state as a spyon host, with no patched
+** interpreter.
+**
+** Sampling. spyon's sampler thread marks a sample due; a hook must then
+** run in the Lua thread. Bracketed C functions (lspylib.c) run hooks
+** themselves. For Lua code, a per-thread POSIX timer sends a real-time
+** signal to this thread every interval; its handler arms Lua's count hook
+** with a count of 1 (lua_sethook is safe in a signal handler: lua.c does it
+** on SIGINT), and the hook polls and disarms itself, so the interpreter
+** runs at full speed between samples. The timer is phased half an interval
+** after spyon's grid, so a mark has usually arrived when the hook runs; a
+** hook that finds none costs one poll, and the mark is taken at the next.
+** lua_sethook sets a trap in every Lua frame, O(stack depth); the handler
+** makes it O(1) by hiding all but the top frames from it (see arm). A
+** permanent count hook (lspy_options.hook_mode = 1) and no Lua sampling at
+** all (2) are kept for comparison: bench/lua measures them.
+**
+** Frames. A Lua frame's key is an interned (short_src, linedefined): it
+** stays valid when a closure is collected and its memory reused. C frames
+** are never reported (a bracketed C function is its primitive's node).
+** Deep stacks use the CallInfo links directly (see walk_deep).
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hosts/lua/lspy_int.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/* The host of the state that is running: one per process (the signal
+** handler has no other way to find it). */
+static lspy *volatile the_host;
+
+/* ------------------------------------------------------------------------
+** Brackets opened by this host
+** --------------------------------------------------------------------- */
+
+/* A begin whose sizes are read from the arguments now on the stack. */
+void lspyC_prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L) {
+  spy_vm *v = s->v;
+  size_t a = 0, b = 0;
+  switch (sz) {
+  case LSPY_SZ_NONE:
+    spy_prim_begin(v, prim);
+    return;
+  case LSPY_SZ_S1:
+    if (lua_type(L, 1) == LUA_TSTRING) a = lua_rawlen(L, 1);
+    spy_prim_begin1(v, prim, a);
+    return;
+  case LSPY_SZ_S1S2:
+    if (lua_type(L, 1) == LUA_TSTRING) a = lua_rawlen(L, 1);
+    if (lua_type(L, 2) == LUA_TSTRING) b = lua_rawlen(L, 2);
+    spy_prim_begin2(v, prim, a, b);
+    return;
+  case LSPY_SZ_S1N2: {
+    if (lua_type(L, 1) == LUA_TSTRING) a = lua_rawlen(L, 1);
+    lua_Integer n = lua_tointeger(L, 2);
+    spy_prim_begin2(v, prim, a, n > 0 ? (uint64_t)n : 0);
+    return;
+  }
+  case LSPY_SZ_T1:
+    if (lua_type(L, 1) == LUA_TTABLE) a = lua_rawlen(L, 1);
+    spy_prim_begin1(v, prim, a);
+    return;
+  case LSPY_SZ_NARGS:
+    spy_prim_begin1(v, prim, (uint64_t)lua_gettop(L));
+    return;
+  case LSPY_SZ_SARGS: {
+    int n = lua_gettop(L);
+    for (int i = 1; i <= n; i++)
+      if (lua_type(L, i) == LUA_TSTRING) a += lua_rawlen(L, i);
+    spy_prim_begin1(v, prim, a);
+    return;
+  }
+  case LSPY_SZ_N1: {
+    lua_Integer n = lua_tointeger(L, 1);
+    spy_prim_begin1(v, prim, n > 0 ? (uint64_t)n : 0);
+    return;
+  }
+  }
+  spy_prim_begin(v, prim);
+}
+
+void lspyC_prim_end(lspy *s) {
+  spy_prim_end(s->v);
+}
+
+void lspyC_gc_begin(lspy *s) {
+  spy_gc_begin(s->v);
+}
+
+void lspyC_gc_end(lspy *s) {
+  spy_gc_end(s->v);
+}
+
+/* A bracketed C function hands control to Lua code (a comparator, a gsub
+** function) and gets it back. */
+void lspyC_callback_begin(lspy *s) {
+  spy_callback_begin(s->v);
+}
+
+void lspyC_callback_end(lspy *s) {
+  spy_callback_end(s->v);
+}
+
+/* The nesting at a catch point (pcall entry, coroutine resume), and the
+** closing of every bracket opened since, after an error unwound past
+** their ends. */
+uint32_t lspyC_nest_save(lspy *s) {
+  return spy_nest_save(s->v);
+}
+
+void lspyC_nest_unwind(lspy *s, uint32_t saved) {
+  spy_nest_unwind(s->v, saved);
+}
+
+int lspyC_profiling(lspy *s) {
+  return spy_profiling(s->v);
+}
+
+/* ------------------------------------------------------------------------
+** Interned functions
+** --------------------------------------------------------------------- */
+
+#define FN_CAP 65536u     /* distinct Lua functions named; more share one */
+#define FN_OVERFLOW 1u    /* key of "(other functions)" */
+
+static uint32_t hash_fn(const char *src, int line) {
+  uint32_t h = 2166136261u ^ (uint32_t)line;
+  for (const unsigned char *p = (const unsigned char *)src; *p; p++)
+    h = (h ^ *p) * 16777619u;
+  return h;
+}
+
+/* The index of (short_src, linedefined), interned on first sight. Called
+** in the walker: no allocation (the arrays are made with the host). */
+static uint32_t intern(lspy *s, const lua_Debug *ar) {
+  uint32_t h = hash_fn(ar->short_src, ar->linedefined);
+  for (uint32_t i = h & s->fn_hash_mask;; i = (i + 1) & s->fn_hash_mask) {
+    uint32_t e = s->fn_hash[i];
+    if (!e) {
+      if (s->nfns >= s->capfns) return 0;
+      lspy_fn *f = &s->fns[s->nfns];
+      memcpy(f->src, ar->short_src, sizeof f->src);
+      f->line = ar->linedefined;
+      f->main = ar->what[0] == 'm';
+      f->name_tries = 4;
+      f->name[0] = '\0';
+      s->fn_hash[i] = ++s->nfns;
+      return s->nfns - 1;
+    }
+    lspy_fn *f = &s->fns[e - 1];
+    if (f->line == ar->linedefined && !strcmp(f->src, ar->short_src))
+      return e - 1;
+  }
+}
+
+/* The key of the Lua frame described by *ar (lua_getinfo "S" done). A
+** direct-mapped cache on (source pointer, line) skips the hashing; a hit
+** is checked against the interned text, since the source string may have
+** been collected and its memory reused by another chunk's. */
+static uint64_t fn_key(lspy *s, lua_State *L, lua_Debug *ar, int can_name) {
+  uintptr_t sp = (uintptr_t)ar->source;
+  uint32_t c = (uint32_t)((sp >> 4) ^ (sp >> 13) ^ (uint32_t)ar->linedefined *
+                          2654435761u) & s->fn_cache_mask;
+  uint32_t idx;
+  if (s->fn_cache[c].source == ar->source &&
+      s->fn_cache[c].line == ar->linedefined &&
+      !strcmp(s->fns[s->fn_cache[c].idx].src, ar->short_src)) {
+    idx = s->fn_cache[c].idx;
+  } else {
+    idx = intern(s, ar);
+    s->fn_cache[c].source = ar->source;
+    s->fn_cache[c].line = ar->linedefined;
+    s->fn_cache[c].idx = idx;
+  }
+  lspy_fn *f = &s->fns[idx];
+  if (can_name && !f->name[0] && f->name_tries > 0 && !f->main && idx != 0) {
+    /* The name Lua gives this call ("fib", "method 'push'"), from the
+    ** calling instruction; a function first seen called from C (a sort
+    ** comparator) gets another chance later. */
+    f->name_tries--;
+    if (lua_getinfo(L, "n", ar) && ar->name)
+      snprintf(f->name, sizeof f->name, "%s", ar->name);
+  }
+  return (uint64_t)idx + 1;
+}
+
+static int name_key(void *ud, uint64_t key, char *buf, size_t len) {
+  lspy *s = ud;
+  if (key == 0 || key > s->nfns) return 1;
+  const lspy_fn *f = &s->fns[key - 1];
+  if (key == FN_OVERFLOW)
+    snprintf(buf, len, "(other functions)");
+  else if (f->main)
+    snprintf(buf, len, "main chunk (%s)", f->src);
+  else if (f->name[0])
+    snprintf(buf, len, "%s (%s:%d)", f->name, f->src, f->line);
+  else
+    snprintf(buf, len, "function <%s:%d>", f->src, f->line);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------
+** Processes
+** --------------------------------------------------------------------- */
+
+#define PID_MAIN 1u
+#define PID_BODY (1ull << 40) /* | key: one process per body function */
+#define PID_EACH (2ull << 40) /* | n: one process per coroutine */
+
+static int name_process(void *ud, uint64_t pid, char *buf, size_t len) {
+  lspy *s = ud;
+  if (pid == PID_MAIN) {
+    snprintf(buf, len, "main");
+    return 0;
+  }
+  if ((pid & ~(PID_BODY - 1)) == PID_BODY) {
+    char fn[128];
+    if (name_key(s, pid & (PID_BODY - 1), fn, sizeof fn)) return 1;
+    snprintf(buf, len, "coroutine %s", fn);
+    return 0;
+  }
+  snprintf(buf, len, "coroutine %llu",
+           (unsigned long long)(pid & (PID_BODY - 1)));
+  return 0;
+}
+
+/* The process of coroutine co, kept in its extra space (copied from the
+** main state's, 0, when C code makes a thread): by default the key of its
+** body function, read once, so that 100k generators of one function are
+** one process. */
+uint64_t lspyC_co_pid(lspy *s, lua_State *co, lua_State *from) {
+  uint64_t *slot = lua_getextraspace(co);
+  if (*slot) return *slot;
+  uint64_t pid = PID_MAIN;
+  if (s->o.coroutine_each) {
+    pid = PID_EACH | ++s->next_co;
+  } else if (co != from && lua_status(co) == LUA_OK &&
+             lua_gettop(co) > 0 && lua_type(co, 1) == LUA_TFUNCTION &&
+             !lua_getstack(co, 0, &(lua_Debug){0}) &&
+             lua_checkstack(from, 1)) { /* not started: its body at 1 */
+    lua_Debug ar;
+    lua_pushvalue(co, 1);
+    lua_xmove(co, from, 1);
+    if (lua_getinfo(from, ">S", &ar)) {
+      if (ar.what[0] == 'C') pid = PID_BODY;
+      else pid = PID_BODY | fn_key(s, from, &ar, 0);
+    }
+  } else {
+    pid = PID_BODY;
+  }
+  *slot = pid;
+  return pid;
+}
+
+/* The thread now runs state `to` as process pid. Open brackets belong to
+** the process switched from: spyon keeps them for it. */
+void lspyC_switch(lspy *s, lua_State *to, uint64_t pid) {
+  /* A sample due now is the old process's: walk it before changing. */
+  if (pid != s->pid) {
+    s->pid = pid;
+    spy_process_switch(s->v, pid);
+  }
+  s->cur = to;
+}
+
+/* ------------------------------------------------------------------------
+** The stack walk
+** --------------------------------------------------------------------- */
+
+/* The head of Lua 5.4's CallInfo (lstate.h): two stack pointers, then the
+** links. lua_getstack returns a node in lua_Debug.i_ci; the layout is
+** checked against lua_getstack when the host is made (check_ci), and the
+** walker falls back to lua_getstack when it does not match. */
+typedef struct ci_head {
+  void *func, *top;
+  struct ci_head *previous, *next;
+} ci_head;
+
+#define CI_SIZE 64 /* sizeof(CallInfo) in 5.4 on LP64, checked in check_ci */
+#define SHALLOW 256u /* walks up to this many frames visit every frame */
+
+/* Forget every node: only the slots used are cleared (the table is large,
+** and a collection that frees a known node clears it). */
+static void map_clear(lspy *s) {
+  for (uint32_t i = 0; i < s->map_n; i++) s->map_key[s->map_used[i]] = 0;
+  s->map_n = 0;
+  s->path_n = 0;
+  s->map_L = NULL;
+}
+
+static uint32_t map_slot(uintptr_t k, uint32_t mask) {
+  return (uint32_t)((k >> 6) * 0x9E3779B97F4A7C15ull >> 32) & mask;
+}
+
+static int map_get(const lspy *s, const void *node, uint32_t *d) {
+  uintptr_t k = (uintptr_t)node;
+  for (uint32_t i = map_slot(k, s->map_mask);; i = (i + 1) & s->map_mask) {
+    if (s->map_key[i] == k) {
+      *d = s->map_val[i];
+      return 1;
+    }
+    if (!s->map_key[i]) return 0;
+  }
+}
+
+/* Keep the map at most half full. It starts small (its pages fault in as
+** it fills) and grows outside the walker (map_grow, from the count hook
+** and after bracketed calls): a full map just stops recording, and the
+** walks go further down until it has grown. */
+static int map_put(lspy *s, const void *node, uint32_t d) {
+  if (s->map_n >= (s->map_mask + 1) / 4) s->map_full = 1;
+  if (s->map_n >= (s->map_mask + 1) / 2) return 0;
+  uintptr_t k = (uintptr_t)node;
+  uint32_t i = map_slot(k, s->map_mask);
+  while (s->map_key[i] && s->map_key[i] != k) i = (i + 1) & s->map_mask;
+  if (!s->map_key[i]) s->map_used[s->map_n++] = i;
+  s->map_key[i] = k;
+  s->map_val[i] = d;
+  return 1;
+}
+
+/* Four times the slots, rehashed. Not in the walker: it allocates. */
+void lspyC_map_grow(lspy *s) {
+  s->map_full = 0;
+  uint32_t n = (s->map_mask + 1) * 4;
+  if (n > (1u << 24)) return;
+  uintptr_t *key = calloc(n, sizeof *key);
+  uint32_t *val = calloc(n, sizeof *val), *used = calloc(n / 2, sizeof *used);
+  if (!key || !val || !used) {
+    free(key), free(val), free(used);
+    return;
+  }
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < s->map_n; i++) {
+    uint32_t o = s->map_used[i];
+    uint32_t j = map_slot(s->map_key[o], n - 1);
+    while (key[j]) j = (j + 1) & (n - 1);
+    key[j] = s->map_key[o];
+    val[j] = s->map_val[o];
+    used[m++] = j;
+  }
+  free(s->map_key), free(s->map_val), free(s->map_used);
+  s->map_key = key, s->map_val = val, s->map_used = used;
+  s->map_mask = n - 1;
+  s->map_n = m;
+}
+
+/* The allocator tells the walker when a CallInfo node it knows is freed:
+** the positions it remembers are then stale (luaE_shrinkCI unlinks free
+** nodes during collections), and the next deep walk starts afresh. */
+static void ci_freed(lspy *s, void *p) {
+  uint32_t d;
+  if (s->map_n && map_get(s, p, &d)) map_clear(s);
+}
+
+static int lua_frame(lua_State *L, lua_Debug *ar, void *ci) {
+  ar->i_ci = (struct CallInfo *)ci;
+  return lua_getinfo(L, "S", ar) && ar->what[0] != 'C';
+}
+
+/* Deep stacks. A sample needs the innermost and root-most frames and the
+** depth between. lua_getstack(L, n) costs O(n), so the walker follows the
+** CallInfo links itself, and keeps, for the state it walked last, the
+** node at each depth: an active node never moves in Lua's list (nodes are
+** added at the top and freed only above the running frame), so a node
+** seen before at depth d is still at depth d until the allocator sees a
+** known node freed. A walk then follows links down only to the first
+** known node, reads the innermost and the root-most frames, and skips
+** the middle with spy_stack_skip: its cost depends on how much of the
+** stack changed since the last sample, not on the depth. Depths here
+** count C frames too; only Lua frames are pushed. */
+static void walk_deep(lspy *s, lua_State *L, spy_stack *st, ci_head *top) {
+  if (s->map_L != L) {
+    map_clear(s);
+    s->map_L = L;
+  }
+  /* Down to the first known node (or the base: a full walk). */
+  uint32_t steps = 0, d0 = 0;
+  ci_head *c = top;
+  while (c->previous && !map_get(s, c, &d0)) {
+    c = c->previous;
+    steps++;
+  }
+  uint32_t depth = c->previous ? d0 + steps : steps;
+  if (depth + 1 > s->path_cap) { /* too deep for the arrays: no memo */
+    map_clear(s);
+    uint32_t n = 0;
+    lua_Debug ar;
+    for (c = top; c->previous && n < spy_stack_leaf_cap(st); c = c->previous)
+      if (lua_frame(L, &ar, c)) spy_stack_push(st, fn_key(s, L, &ar, 1)), n++;
+    spy_stack_skip(st, depth - n);
+    return;
+  }
+  /* Record the new nodes. */
+  c = top;
+  for (uint32_t i = 0; i < steps; i++, c = c->previous) {
+    s->path[depth - i] = c;
+    map_put(s, c, depth - i);
+  }
+  if (depth > s->path_n) s->path_n = depth;
+  /* The innermost Lua frames... */
+  lua_Debug ar;
+  uint32_t lcap = spy_stack_leaf_cap(st), rcap = spy_stack_root_cap(st);
+  uint32_t pushed = 0, used_top = 0;
+  for (c = top; pushed < lcap && used_top < depth; c = c->previous) {
+    used_top++;
+    if (lua_frame(L, &ar, c)) spy_stack_push(st, fn_key(s, L, &ar, 1)), pushed++;
+  }
+  /* ...the root-most ones, from depth 1 up... */
+  uint64_t root[256];
+  uint32_t nroot = 0, used_root = 0;
+  if (rcap > 256) rcap = 256;
+  for (uint32_t d = 1; nroot < rcap && used_top + used_root < depth; d++) {
+    used_root++;
+    if (lua_frame(L, &ar, s->path[d])) root[nroot++] = fn_key(s, L, &ar, 1);
+  }
+  /* ...and the middle counted, not visited. */
+  spy_stack_skip(st, depth - used_top - used_root);
+  while (nroot) spy_stack_push(st, root[--nroot]);
+}
+
+/* The key of the Lua function at idx (0 for a C function). */
+uint64_t lspyC_key_of(lspy *s, lua_State *L, int idx) {
+  lua_Debug ar;
+  lua_pushvalue(L, idx);
+  if (!lua_getinfo(L, ">S", &ar) || ar.what[0] == 'C') return 0;
+  return fn_key(s, L, &ar, 0);
+}
+
+/* The walker: the running state's Lua frames, innermost first. At a
+** callback's end the function called back has returned; its key stands
+** for it on top (s->cb_key), so that a sample taken there is charged to
+** it as the contract says, not to the primitive. */
+static void walk(void *ud, spy_stack *st) {
+  lspy *s = ud;
+  lua_State *L = s->cur;
+  lua_Debug ar;
+  if (s->cb_key) spy_stack_push(st, s->cb_key);
+  if (!L || !lua_getstack(L, 0, &ar)) return;
+  if (!s->ci_ok) { /* O(depth^2), but correct */
+    for (int lv = 0; lua_getstack(L, lv, &ar); lv++)
+      if (lua_getinfo(L, "S", &ar) && ar.what[0] != 'C')
+        spy_stack_push(st, fn_key(s, L, &ar, 1));
+    return;
+  }
+  ci_head *top = (ci_head *)ar.i_ci, *c = top;
+  uint32_t n = 0;
+  while (c->previous && n < SHALLOW) c = c->previous, n++;
+  if (c->previous) {
+    walk_deep(s, L, st, top);
+    return;
+  }
+  for (c = top; c->previous; c = c->previous)
+    if (lua_frame(L, &ar, c)) spy_stack_push(st, fn_key(s, L, &ar, 1));
+}
+
+/* A probe run from a known stack: does lua_getstack's node chain match
+** ci_head's links? */
+static int probe_ci(lua_State *L) {
+  lua_Debug a, b;
+  int ok = 1, lv;
+  for (lv = 0; lua_getstack(L, lv + 1, &b); lv++) {
+    if (!lua_getstack(L, lv, &a)) return ok = 0, lua_pushboolean(L, 0), 1;
+    ci_head *ca = (ci_head *)a.i_ci, *cb = (ci_head *)b.i_ci;
+    if (ca->previous != cb || cb->next != ca) ok = 0;
+  }
+  lua_getstack(L, lv, &a);
+  ci_head *last = (ci_head *)a.i_ci;
+  /* The bottom frame's previous is the base node, whose previous is NULL. */
+  if (!last->previous || last->previous->previous) ok = 0;
+  lua_pushboolean(L, ok && lv >= 3);
+  return 1;
+}
+
+/* Allocation accounting for the CallInfo check below. */
+static int ci_probe_on;
+static uint64_t ci_probe_frees;
+
+/* Check the CallInfo layout: links from a Lua-C-Lua-Lua stack, and that a
+** finished coroutine's nodes are freed with CI_SIZE bytes (what ci_freed
+** relies on). */
+static int check_ci(lua_State *L) {
+  static const char code[] =
+      "local probe = ...\n"
+      "local function f(n) if n == 0 then return probe() end "
+      "local r = f(n - 1) return r end\n"
+      "local ok = f(5)\n"
+      "local co = coroutine.create(function() return f(40) end)\n"
+      "coroutine.resume(co)\n"
+      "return ok, co\n";
+  if (luaL_loadbuffer(L, code, sizeof code - 1, "=lspy") != LUA_OK) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_pushcfunction(L, probe_ci);
+  if (lua_pcall(L, 1, 2, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  int ok = lua_toboolean(L, -2);
+  lua_pop(L, 2);
+  ci_probe_frees = 0;
+  ci_probe_on = 1;
+  lua_gc(L, LUA_GCCOLLECT);
+  lua_gc(L, LUA_GCCOLLECT);
+  ci_probe_on = 0;
+  return ok && ci_probe_frees >= 40;
+}
+
+/* ------------------------------------------------------------------------
+** The allocator
+** --------------------------------------------------------------------- */
+
+/* Lua's default allocator plus accounting. Lua 5.4 has no collector hook,
+** so the cost of collection cannot be bracketed; what the allocator sees
+** (calls, bytes, live and peak bytes) is counted instead. */
+static void *alloc(void *ud, void *p, size_t osize, size_t nsize) {
+  lspy *s = ud;
+  if (nsize == 0) {
+    if (p) {
+      s->live_bytes -= osize;
+      if (osize == CI_SIZE) {
+        if (ci_probe_on) ci_probe_frees++;
+        ci_freed(s, p);
+      }
+    }
+    free(p);
+    return NULL;
+  }
+  void *q = realloc(p, nsize);
+  if (!q) return NULL;
+  s->alloc_calls++;
+  size_t old = p ? osize : 0;
+  if (nsize > old) s->alloc_bytes += nsize - old;
+  s->live_bytes += nsize - old;
+  if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
+  return q;
+}
+
+/* ------------------------------------------------------------------------
+** Sampling: the timer signal and the count hook
+** --------------------------------------------------------------------- */
+
+static void hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lspy *s = the_host;
+  if (s->interrupted) { /* lspy_interrupt: as lua.c on SIGINT */
+    s->interrupted = 0;
+    lua_sethook(L, NULL, 0, 0);
+    luaL_error(L, "interrupted!");
+  }
+  if (s->o.hook_mode == 0) lua_sethook(L, NULL, 0, 0);
+  s->cur = L;
+  spy_poll(s->v);
+  if (s->map_full) lspyC_map_grow(s);
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Arm the count hook of L. lua_sethook sets a trap in every Lua frame of
+** the stack (settraps), which costs O(depth): on a 100k-deep stack, more
+** than a sample interval. Only the frames near the top need it (the hook
+** fires at the next instruction there, or at the next call), so the chain
+** is cut below the top few frames for the duration of the call and put
+** back at once. This is safe in the handler: the interrupted code is
+** suspended, and Lua only relinks nodes above the running frame. It uses
+** the CallInfo links checked by check_ci; without them, the plain call. */
+static void arm(lspy *s, lua_State *L) {
+  lua_Debug ar;
+  if (!s->ci_ok || !lua_getstack(L, 0, &ar)) {
+    lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+    return;
+  }
+  ci_head *c = (ci_head *)ar.i_ci;
+  for (int k = 0; k < 4 && c->previous && c->previous->previous; k++)
+    c = c->previous;
+  ci_head *below = c->previous;
+  c->previous = NULL;
+  lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+  c->previous = below;
+}
+
+/* The timer's signal: arm the count hook of the running state, unless the
+** script has its own hook (debug.sethook) or arming is being skipped
+** because it costs too much on a deep stack. */
+static void on_tick(int sig) {
+  (void)sig;
+  int e = errno;
+  lspy *s = the_host;
+  lua_State *L = s ? s->cur : NULL;
+  if (L && s->running) {
+    if (s->skip_left > 0) {
+      s->skip_left--;
+    } else {
+      lua_Hook h = lua_gethook(L);
+      if (h == NULL || h == hook) {
+        if (s->ci_ok) {
+          arm(s, L); /* O(1) */
+        } else {
+          /* lua_sethook is O(depth): keep arming under ~2% of the time
+          ** by skipping ticks after an arm that cost more than that (at
+          ** most 100: a thread descheduled inside the call looks slow). */
+          uint64_t t0 = mono_ns();
+          arm(s, L);
+          uint64_t dt = mono_ns() - t0, k = dt / s->arm_budget_ns;
+          s->skip_left = s->skip = (sig_atomic_t)(k > 100 ? 100 : k);
+        }
+      }
+    }
+  }
+  errno = e;
+}
+
+#define TICK_SIG (SIGRTMIN + 5)
+
+static int timer_start(lspy *s, uint64_t interval_ns) {
+  struct sigaction sa, old;
+  if (sigaction(TICK_SIG, NULL, &old) == 0 && old.sa_handler != SIG_DFL &&
+      old.sa_handler != SIG_IGN && old.sa_handler != on_tick) {
+    snprintf(s->err, sizeof s->err,
+             "profiler: signal %d is in use by another handler", TICK_SIG);
+    return SPY_EEXIST;
+  }
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_tick;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(TICK_SIG, &sa, NULL);
+  struct sigevent ev;
+  memset(&ev, 0, sizeof ev);
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = TICK_SIG;
+  ev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+  /* Wall clock. The thread's CPU clock (SPYON_LUA_TIMER=cpu, for
+  ** comparison) costs less, but Linux checks CPU-clock timers only at the
+  ** scheduler tick (4 ms here): most marks then wait for the next bracket
+  ** and Lua code loses its samples to the primitives around it (the
+  ** errors test: 5 % for work whose truth is 47 %). */
+  const char *tc = getenv("SPYON_LUA_TIMER");
+  clockid_t clk = tc && !strcmp(tc, "cpu") ? CLOCK_THREAD_CPUTIME_ID
+                                           : CLOCK_MONOTONIC;
+  if (timer_create(clk, &ev, &s->timer) < 0) {
+    snprintf(s->err, sizeof s->err, "profiler: timer_create: %s",
+             strerror(errno));
+    return SPY_ENOTSUP;
+  }
+  /* Half an interval after spyon's grid (which starts at spy_start). */
+  uint64_t first = interval_ns + interval_ns / 2;
+  struct itimerspec it = {
+      {(time_t)(interval_ns / 1000000000u), (long)(interval_ns % 1000000000u)},
+      {(time_t)(first / 1000000000u), (long)(first % 1000000000u)}};
+  timer_settime(s->timer, 0, &it, NULL);
+  s->timer_on = 1;
+  s->arm_budget_ns = interval_ns / 50 ? interval_ns / 50 : 1;
+  return 0;
+}
+
+static void timer_stop(lspy *s) {
+  if (!s->timer_on) return;
+  timer_delete(s->timer);
+  s->timer_on = 0;
+}
+
+/* ------------------------------------------------------------------------
+** Life cycle
+** --------------------------------------------------------------------- */
+
+void lspy_options_init(lspy_options *o) {
+  memset(o, 0, sizeof *o);
+  o->progname = "lua5.4";
+  o->hook_count = 1000;
+}
+
+lspy *lspy_of(lua_State *L) {
+  (void)L;
+  return the_host;
+}
+
+static void *zalloc(size_t n, size_t sz) {
+  return calloc(n ? n : 1, sz);
+}
+
+lspy *lspy_new(const lspy_options *o) {
+  lspy *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  if (o) s->o = *o;
+  else lspy_options_init(&s->o);
+  if (!s->o.progname) s->o.progname = "lua5.4";
+  if (s->o.hook_count <= 0) s->o.hook_count = 1000;
+  s->v = spy_vm_stopped();
+  s->pid = PID_MAIN;
+  s->capfns = FN_CAP;
+  s->fns = zalloc(FN_CAP, sizeof *s->fns);
+  s->fn_hash_mask = FN_CAP * 2 - 1;
+  s->fn_hash = zalloc(FN_CAP * 2, sizeof *s->fn_hash);
+  s->fn_cache_mask = 4095;
+  s->fn_cache = zalloc(4096, sizeof *s->fn_cache);
+  s->path_cap = 1u << 21; /* 2M frames: beyond Lua's own limit (1M slots) */
+  s->path = zalloc(s->path_cap + 1, sizeof *s->path);
+  s->map_mask = (1u << 14) - 1;
+  s->map_key = zalloc(s->map_mask + 1, sizeof *s->map_key);
+  s->map_val = zalloc(s->map_mask + 1, sizeof *s->map_val);
+  s->map_used = zalloc((s->map_mask + 1) / 2, sizeof *s->map_used);
+  if (!s->fns || !s->fn_hash || !s->fn_cache || !s->path || !s->map_key ||
+      !s->map_val || !s->map_used) {
+    lspy_free(s);
+    return NULL;
+  }
+  /* Key 1: functions beyond FN_CAP. */
+  memcpy(s->fns[0].src, "?", 2);
+  s->nfns = 1;
+  s->L = lua_newstate(alloc, s);
+  if (!s->L) {
+    lspy_free(s);
+    return NULL;
+  }
+  the_host = s;
+  s->cur = s->L;
+  *(uint64_t *)lua_getextraspace(s->L) = 0;
+  lua_gc(s->L, LUA_GCSTOP); /* as lua.c: no collection while building */
+  luaL_openlibs(s->L);
+  s->ci_ok = check_ci(s->L);
+  map_clear(s);
+  lspyL_wrap_stdlib(s, s->L);
+  lua_gc(s->L, LUA_GCRESTART);
+  lua_gc(s->L, LUA_GCGEN, 0, 0); /* lua.c runs scripts in generational mode */
+  return s;
+}
+
+void lspy_alloc_get(const lspy *s, lspy_alloc_stats *out) {
+  out->calls = s->alloc_calls;
+  out->bytes = s->alloc_bytes;
+  out->peak = s->peak_bytes;
+  out->live = s->live_bytes;
+}
+
+lua_State *lspy_state(lspy *s) {
+  return s->L;
+}
+
+const char *lspy_error(lspy *s) {
+  return s->err;
+}
+
+void lspy_on_exit(lspy *s, void (*fn)(void *ud, int status), void *ud) {
+  s->on_exit = fn;
+  s->exit_ud = ud;
+}
+
+int lspy_start(lspy *s, const spy_options *so) {
+  if (s->attached) return SPY_ESTATE;
+  spy_profiler *P;
+  int rc = spy_profiler_new(&P, so);
+  if (rc < 0) {
+    snprintf(s->err, sizeof s->err, "profiler: %s", spy_strerror(rc));
+    return rc;
+  }
+  s->P = P;
+  lspyL_register_prims(s);
+  spy_host h = {.ud = s, .walk = walk, .name = name_key,
+                .process_name = name_process};
+  spy_vm *v;
+  if ((rc = spy_attach(P, &h, &v)) < 0) {
+    spy_profiler_free(P);
+    s->P = NULL;
+    snprintf(s->err, sizeof s->err, "profiler: %s", spy_strerror(rc));
+    return rc;
+  }
+  s->v = v;
+  s->attached = 1;
+  spy_process_switch(v, s->pid);
+  if ((rc = spy_start(P)) < 0) {
+    lspy_stop(s, NULL);
+    snprintf(s->err, sizeof s->err, "profiler: %s", spy_strerror(rc));
+    return rc;
+  }
+  s->running = 1;
+  uint64_t iv = so ? so->interval_ns : 100000;
+  if (s->o.hook_mode == 1) {
+    lua_sethook(s->L, hook, LUA_MASKCOUNT, s->o.hook_count);
+  } else if (s->o.hook_mode == 2) {
+    /* no sampling of Lua code: only the brackets take samples */
+  } else if ((rc = timer_start(s, iv)) < 0) {
+    char keep[sizeof s->err];
+    memcpy(keep, s->err, sizeof keep);
+    lspy_stop(s, NULL);
+    memcpy(s->err, keep, sizeof keep);
+    return rc;
+  }
+  return 0;
+}
+
+int lspy_stop(lspy *s, spy_profile **out) {
+  if (out) *out = NULL;
+  if (!s->attached) return SPY_ESTATE;
+  timer_stop(s);
+  if (s->o.hook_mode == 1 && s->L) lua_sethook(s->L, NULL, 0, 0);
+  int rc = 0;
+  if (s->running) rc = spy_stop(s->P);
+  s->running = 0;
+  if (out && rc == 0) rc = spy_profile_take(s->P, out);
+  spy_detach(s->v);
+  spy_profiler_free(s->P);
+  s->P = NULL;
+  s->v = spy_vm_stopped();
+  s->attached = 0;
+  return rc;
+}
+
+/* From a signal handler: stop the script at the next Lua instruction with
+** lua.c's "interrupted!" error. */
+void lspy_interrupt(lspy *s) {
+  s->interrupted = 1;
+  lua_State *L = s->cur;
+  if (L) lua_sethook(L, hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE |
+                                  LUA_MASKCOUNT, 1);
+}
+
+/* Called by the os.exit wrapper: let the CLI report before exit(). */
+void lspyC_exiting(lspy *s, int status) {
+  if (s->on_exit) {
+    void (*fn)(void *, int) = s->on_exit;
+    s->on_exit = NULL;
+    fn(s->exit_ud, status);
+  }
+}
+
+void lspy_free(lspy *s) {
+  if (!s) return;
+  if (s->attached) lspy_stop(s, NULL);
+  if (s->L) lua_close(s->L);
+  s->L = NULL;
+  if (the_host == s) the_host = NULL;
+  for (lspy_wrap *w = s->wraps, *n; w; w = n) {
+    n = w->next;
+    free(w->label);
+    free(w);
+  }
+  free(s->fns);
+  free(s->fn_hash);
+  free(s->fn_cache);
+  free(s->path);
+  free(s->map_key);
+  free(s->map_val);
+  free(s->map_used);
+  free(s);
+}

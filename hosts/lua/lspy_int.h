@@ -1,0 +1,122 @@
+/*
+** hosts/lua/lspy_int.h: what the Lua host's files share (lspy.c: the
+** profiler glue, walker and sampling; lspylib.c: the wrapped standard
+** library; lrun.c: the lua5.4-compatible script runner).
+*/
+#ifndef LSPY_INT_H
+#define LSPY_INT_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include <spyon/hooks.h>
+
+#include "hosts/lua/lspy.h"
+
+/* One wrapped C function. Its address is the light userdata upvalue of the
+** wrapper closure, so it never moves: wrappers are allocated one by one. */
+typedef struct lspy_wrap {
+  lspy *s;
+  lua_CFunction orig;
+  int prim;            /* spyon primitive id, or -1 before registration */
+  lspy_sizes sizes;
+  int special;         /* LSPY_W_*: extra behaviour of this wrapper */
+  char *label;         /* "string.rep" */
+  struct lspy_wrap *next;
+} lspy_wrap;
+
+enum {
+  LSPY_W_PLAIN = 0,
+  LSPY_W_SORT,     /* table.sort: comparator (arg 2) is a callback */
+  LSPY_W_GSUB,     /* string.gsub: replacement (arg 3) is a callback */
+  LSPY_W_LOAD,     /* load: a reader function (arg 1) is a callback */
+  LSPY_W_ITER      /* returns an iterator (gmatch, lines): wrap it too */
+};
+
+/* An interned function: what a frame key names. */
+typedef struct lspy_fn {
+  char src[LUA_IDSIZE];   /* short_src */
+  int line;               /* linedefined */
+  int main;               /* a main chunk */
+  int name_tries;         /* lookups of a name left */
+  char name[48];          /* first name seen, or "" */
+} lspy_fn;
+
+struct lspy {
+  lua_State *L;          /* the main state */
+  lspy_options o;
+  spy_profiler *P;
+  spy_vm *v;             /* attached vm, or the stopped stand-in */
+  int attached, running;
+  char err[256];
+  lspy_wrap *wraps;
+  void (*on_exit)(void *ud, int status);
+  void *exit_ud;
+
+  /* The state now running Lua code: the signal handler arms its hook. */
+  lua_State *volatile cur;
+  uint64_t cb_key;       /* during spy_callback_end: the returned function */
+  volatile sig_atomic_t interrupted; /* lspy_interrupt was called */
+  uint64_t pid;          /* the running process */
+  uint64_t next_co;      /* per-coroutine process numbers */
+
+  /* Sampling by signal (lspy.c). */
+  timer_t timer;
+  int timer_on;
+  volatile sig_atomic_t skip, skip_left; /* ticks not armed (deep stacks) */
+  uint64_t arm_budget_ns;
+
+  /* Interned functions: keys are index + 1. Fixed arrays: the walker
+  ** runs inside a hook and must not allocate. */
+  lspy_fn *fns;
+  uint32_t nfns, capfns;
+  uint32_t *fn_hash;     /* open addressing: index + 1, 0 empty */
+  uint32_t fn_hash_mask;
+  struct { const char *source; int line; uint32_t idx; } *fn_cache;
+  uint32_t fn_cache_mask;
+
+  /* Deep stacks: CallInfo nodes of the last walked state and their
+  ** depths (see walk_deep in lspy.c). */
+  int ci_ok;             /* the CallInfo layout check passed */
+  lua_State *map_L;
+  uintptr_t *map_key;
+  uint32_t *map_val;
+  uint32_t *map_used;    /* slots in use, for clearing */
+  uint32_t map_mask, map_n;
+  int map_full;          /* a quarter full: grow at the next safe point */
+  void **path;           /* node by depth (1-based), valid up to path_n */
+  uint32_t path_cap, path_n;
+
+  /* Allocator accounting (lua_setallocf). */
+  uint64_t alloc_calls, alloc_bytes, live_bytes, peak_bytes;
+};
+
+/* lspylib.c */
+void lspyL_wrap_stdlib(lspy *s, lua_State *L);
+int lspyL_wrap_at(lspy *s, lua_State *L, int idx, const char *name,
+                  const char *label, lspy_sizes sizes, int special);
+void lspyL_register_prims(lspy *s);
+
+/* lspy.c: the bracketing hooks on the host's spy_vm. */
+void lspyC_prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L);
+void lspyC_prim_end(lspy *s);
+void lspyC_gc_begin(lspy *s);
+void lspyC_gc_end(lspy *s);
+void lspyC_callback_begin(lspy *s);
+void lspyC_callback_end(lspy *s);
+uint32_t lspyC_nest_save(lspy *s);
+void lspyC_nest_unwind(lspy *s, uint32_t saved);
+int lspyC_profiling(lspy *s);
+void lspyC_map_grow(lspy *s);
+uint64_t lspyC_key_of(lspy *s, lua_State *L, int idx);
+void lspyC_exiting(lspy *s, int status);
+/* Process switches for coroutines (lspy.c). */
+uint64_t lspyC_co_pid(lspy *s, lua_State *co, lua_State *from);
+void lspyC_switch(lspy *s, lua_State *to, uint64_t pid);
+
+#endif

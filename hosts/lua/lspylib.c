@@ -1,0 +1,439 @@
+/*
+** hosts/lua/lspylib.c: the standard library's C functions as spyon
+** primitives.
+**
+** Each non-trivial C function of string, table, utf8, io, os (and print,
+** load, dofile) is replaced in its library table by a closure that calls
+** the original C function *in the same frame* (not through lua_call): an
+** argument error then still reads "bad argument #1 to 'rep'", a traceback
+** still says "in function 'string.rep'", and the original's upvalues are
+** copied to the wrapper so that closures like math.random keep working.
+** The primitive is named by its library path. Trivial functions (type,
+** select, rawget, math.*, string.len...) are left alone: their time is
+** sampled with the Lua code that calls them.
+**
+** Callbacks: table.sort's comparator, string.gsub's replacement function
+** and load's reader are passed on wrapped in a C closure that brackets the
+** call back into Lua. pcall/xpcall and coroutine.resume/wrap are
+** reimplemented with the same behaviour (lbaselib.c, lcorolib.c of 5.4)
+** plus the catch-point and process-switch hooks.
+*/
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hosts/lua/lspy_int.h"
+
+/* ------------------------------------------------------------------------
+** The wrapper
+** --------------------------------------------------------------------- */
+
+static int wrap_closure(lua_State *L, lspy *s, int idx, const char *label);
+
+/* A C closure that brackets a call back into Lua: upvalue 1 is the Lua
+** function, 2 the host, 3 the function's frame key. A sample due at the
+** callback's end belongs to the function, which has returned by then: the
+** walker pushes its key (s->cb_key) for the end hook. */
+static int callback(lua_State *L) {
+  lspy *s = lua_touserdata(L, lua_upvalueindex(2));
+  int n = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lspyC_callback_begin(s);
+  lua_call(L, n, LUA_MULTRET);
+  s->cb_key = (uint64_t)lua_tointeger(L, lua_upvalueindex(3));
+  lspyC_callback_end(s);
+  s->cb_key = 0;
+  return lua_gettop(L);
+}
+
+static void wrap_callback_arg(lua_State *L, lspy *s, int arg) {
+  if (lua_type(L, arg) != LUA_TFUNCTION) return;
+  lua_pushvalue(L, arg);
+  lua_pushlightuserdata(L, s);
+  lua_pushinteger(L, (lua_Integer)lspyC_key_of(s, L, arg));
+  lua_pushcclosure(L, callback, 3);
+  lua_replace(L, arg);
+}
+
+static int call_wrapped(lua_State *L, lspy_wrap *w) {
+  lspy *s = w->s;
+  if (w->prim < 0 || !lspyC_profiling(s)) return w->orig(L);
+  switch (w->special) {
+  case LSPY_W_SORT: wrap_callback_arg(L, s, 2); break;
+  case LSPY_W_GSUB: wrap_callback_arg(L, s, 3); break;
+  case LSPY_W_LOAD: wrap_callback_arg(L, s, 1); break;
+  default: break;
+  }
+  lspyC_prim_begin(s, w->prim, w->sizes, L);
+  int n = w->orig(L);
+  lspyC_prim_end(s);
+  if (s->map_full) lspyC_map_grow(s);
+  if (w->special == LSPY_W_ITER && n >= 1 && lua_iscfunction(L, -n)) {
+    /* The iterator does the work of each step: wrap it too. */
+    char label[96];
+    snprintf(label, sizeof label, "%s iterator", w->label);
+    int at = lua_gettop(L) - n + 1;
+    if (wrap_closure(L, s, at, label) == 0) lua_replace(L, at);
+  }
+  return n;
+}
+
+/* One wrapper per number of original upvalues: the wrap info follows them. */
+#define WRAPPER(k)                                                          \
+  static int wrapper##k(lua_State *L) {                                     \
+    return call_wrapped(L, lua_touserdata(L, lua_upvalueindex(k + 1)));     \
+  }
+WRAPPER(0) WRAPPER(1) WRAPPER(2) WRAPPER(3) WRAPPER(4) WRAPPER(5)
+WRAPPER(6) WRAPPER(7)
+static const lua_CFunction wrappers[] = {wrapper0, wrapper1, wrapper2,
+                                         wrapper3, wrapper4, wrapper5,
+                                         wrapper6, wrapper7};
+#define MAX_UPS 7
+
+static lspy_wrap *find_wrap(lspy *s, lua_CFunction f, const char *label,
+                            lspy_sizes sizes, int special) {
+  for (lspy_wrap *w = s->wraps; w; w = w->next)
+    if (w->orig == f && !strcmp(w->label, label)) return w;
+  lspy_wrap *w = calloc(1, sizeof *w);
+  if (!w || !(w->label = strdup(label))) {
+    free(w);
+    return NULL;
+  }
+  w->s = s;
+  w->orig = f;
+  w->prim = -1;
+  w->sizes = sizes;
+  w->special = special;
+  w->next = s->wraps;
+  s->wraps = w;
+  static const char *const names[] = {"",      "len",   "len,pattern",
+                                      "len,n", "n",     "nargs",
+                                      "bytes", "n"};
+  if (s->P) /* registered late (contract v2 allows it while running) */
+    w->prim = spy_prim_register(s->P, label, names[sizes], SPY_PRIM_COST);
+  return w;
+}
+
+/* Push a wrapper of the C function at idx (its upvalues copied); 0, or -1
+** (nothing pushed) if it is not a C function or has too many upvalues. */
+static int push_wrapper(lua_State *L, lspy *s, int idx, const char *label,
+                        lspy_sizes sizes, int special) {
+  idx = lua_absindex(L, idx);
+  lua_CFunction f = lua_tocfunction(L, idx);
+  if (!f) return -1;
+  int nup = 0;
+  while (lua_getupvalue(L, idx, nup + 1)) nup++;
+  if (nup > MAX_UPS) {
+    lua_pop(L, nup);
+    return -1;
+  }
+  lspy_wrap *w = find_wrap(s, f, label, sizes, special);
+  if (!w) {
+    lua_pop(L, nup);
+    return -1;
+  }
+  lua_pushlightuserdata(L, w);
+  lua_pushcclosure(L, wrappers[nup], nup + 1);
+  return 0;
+}
+
+static int wrap_closure(lua_State *L, lspy *s, int idx, const char *label) {
+  return push_wrapper(L, s, idx, label, LSPY_SZ_NONE, LSPY_W_PLAIN);
+}
+
+int lspyL_wrap_at(lspy *s, lua_State *L, int idx, const char *name,
+                  const char *label, lspy_sizes sizes, int special) {
+  idx = lua_absindex(L, idx);
+  lua_getfield(L, idx, name);
+  int rc = push_wrapper(L, s, -1, label, sizes, special);
+  if (rc == 0) lua_setfield(L, idx, name);
+  lua_pop(L, 1);
+  return rc;
+}
+
+int lspy_wrap_field(lspy *s, int idx, const char *name, const char *label,
+                    lspy_sizes sizes) {
+  return lspyL_wrap_at(s, s->L, idx, name, label, sizes, LSPY_W_PLAIN);
+}
+
+void lspyL_register_prims(lspy *s) {
+  static const char *const names[] = {"",      "len",   "len,pattern",
+                                      "len,n", "n",     "nargs",
+                                      "bytes", "n"};
+  for (lspy_wrap *w = s->wraps; w; w = w->next)
+    w->prim = spy_prim_register(s->P, w->label, names[w->sizes],
+                                SPY_PRIM_COST);
+}
+
+/* ------------------------------------------------------------------------
+** pcall, xpcall: catch points
+** --------------------------------------------------------------------- */
+
+/* lbaselib.c's finishpcall, plus: after an error, close the brackets that
+** the error unwound past (the depth saved at entry is in ctx >> 8). */
+static int finishpcall(lua_State *L, int status, lua_KContext extra) {
+  if (status != LUA_OK && status != LUA_YIELD) {
+    lspy *s = lspy_of(L);
+    if (s) lspyC_nest_unwind(s, (uint32_t)((uintptr_t)extra >> 8));
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+  }
+  return lua_gettop(L) - (int)(extra & 0xff);
+}
+
+static lua_KContext save_ctx(lua_State *L, int extra) {
+  lspy *s = lspy_of(L);
+  return (lua_KContext)(((uintptr_t)(s ? lspyC_nest_save(s) : 0) << 8) |
+                        (uintptr_t)extra);
+}
+
+static int l_pcall(lua_State *L) {
+  luaL_checkany(L, 1);
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  lua_KContext ctx = save_ctx(L, 0);
+  int status = lua_pcallk(L, lua_gettop(L) - 2, LUA_MULTRET, 0, ctx,
+                          finishpcall);
+  return finishpcall(L, status, ctx);
+}
+
+static int l_xpcall(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushboolean(L, 1);
+  lua_pushvalue(L, 1);
+  lua_rotate(L, 3, 2);
+  lua_KContext ctx = save_ctx(L, 2);
+  int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, ctx, finishpcall);
+  return finishpcall(L, status, ctx);
+}
+
+/* ------------------------------------------------------------------------
+** Coroutines: process switches
+** --------------------------------------------------------------------- */
+
+/* lcorolib.c's auxresume with the switches: the coroutine's process runs
+** from just before lua_resume until it returns (by yield, return or
+** error); brackets opened in it are its own. */
+static int auxresume(lua_State *L, lua_State *co, int narg) {
+  lspy *s = lspy_of(L);
+  if (!lua_checkstack(co, narg)) {
+    lua_pushliteral(L, "too many arguments to resume");
+    return -1;
+  }
+  uint64_t from_pid = s->pid;
+  lua_State *from = s->cur;
+  uint64_t pid = lspyC_co_pid(s, co, L);
+  lua_xmove(L, co, narg);
+  lspyC_switch(s, co, pid);
+  uint32_t saved = lspyC_nest_save(s);
+  int nres;
+  int status = lua_resume(co, L, narg, &nres);
+  /* A coroutine that died of an error leaves nothing open. */
+  if (status != LUA_OK && status != LUA_YIELD) lspyC_nest_unwind(s, saved);
+  lspyC_switch(s, from, from_pid);
+  if (status == LUA_OK || status == LUA_YIELD) {
+    if (!lua_checkstack(L, nres + 1)) {
+      lua_pop(co, nres);
+      lua_pushliteral(L, "too many results to resume");
+      return -1;
+    }
+    lua_xmove(co, L, nres);
+    return nres;
+  }
+  lua_xmove(co, L, 1);
+  return -1;
+}
+
+static lua_State *getco(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "thread"); /* as 5.4.4 says it */
+  return co;
+}
+
+static int l_resume(lua_State *L) {
+  lua_State *co = getco(L);
+  int r = auxresume(L, co, lua_gettop(L) - 1);
+  if (r < 0) {
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  lua_insert(L, -(r + 1));
+  return r + 1;
+}
+
+static int auxwrap(lua_State *L) {
+  lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+  int r = auxresume(L, co, lua_gettop(L));
+  if (r < 0) {
+    int stat = lua_status(co);
+    if (stat != LUA_OK && stat != LUA_YIELD) {
+      stat = lua_resetthread(co);
+      lua_xmove(co, L, 1);
+    }
+    if (stat != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+      luaL_where(L, 1);
+      lua_insert(L, -2);
+      lua_concat(L, 2);
+    }
+    return lua_error(L);
+  }
+  return r;
+}
+
+static int l_wrap(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_State *NL = lua_newthread(L);
+  lua_pushvalue(L, 1);
+  lua_xmove(L, NL, 1);
+  lua_pushcclosure(L, auxwrap, 1);
+  return 1;
+}
+
+/* ------------------------------------------------------------------------
+** collectgarbage, os.exit
+** --------------------------------------------------------------------- */
+
+static lua_CFunction orig_collect, orig_exit;
+
+/* A collection the script asks for is a GC pause spyon can bracket (the
+** collector's own steps, run from inside allocations, cannot be). */
+static int l_collectgarbage(lua_State *L) {
+  lspy *s = lspy_of(L);
+  const char *opt = luaL_optstring(L, 1, "collect");
+  if (!s || !lspyC_profiling(s) ||
+      (strcmp(opt, "collect") && strcmp(opt, "step")))
+    return orig_collect(L);
+  lspyC_gc_begin(s);
+  int n = orig_collect(L);
+  lspyC_gc_end(s);
+  return n;
+}
+
+/* os.exit: the profile is reported before the process exits. */
+static int l_exit(lua_State *L) {
+  lspy *s = lspy_of(L);
+  int status = -1;
+  if (lua_isboolean(L, 1)) status = lua_toboolean(L, 1) ? 0 : 1;
+  else if (lua_isnoneornil(L, 1)) status = 0;
+  else if (lua_isinteger(L, 1)) status = (int)lua_tointeger(L, 1);
+  if (s && status >= -255 && lua_type(L, 1) != LUA_TSTRING) {
+    fflush(stdout);
+    lspyC_exiting(s, status);
+  }
+  return orig_exit(L);
+}
+
+/* ------------------------------------------------------------------------
+** The table of wrapped functions
+** --------------------------------------------------------------------- */
+
+typedef struct wdef {
+  const char *name;
+  lspy_sizes sizes;
+  int special;
+} wdef;
+
+static const wdef string_fns[] = {
+    {"byte", LSPY_SZ_S1, 0},        {"char", LSPY_SZ_NARGS, 0},
+    {"dump", LSPY_SZ_NONE, 0},      {"find", LSPY_SZ_S1S2, 0},
+    {"format", LSPY_SZ_SARGS, 0},   {"gmatch", LSPY_SZ_S1S2, LSPY_W_ITER},
+    {"gsub", LSPY_SZ_S1S2, LSPY_W_GSUB},
+    {"lower", LSPY_SZ_S1, 0},       {"match", LSPY_SZ_S1S2, 0},
+    {"rep", LSPY_SZ_S1N2, 0},       {"reverse", LSPY_SZ_S1, 0},
+    {"sub", LSPY_SZ_S1, 0},         {"upper", LSPY_SZ_S1, 0},
+    {"pack", LSPY_SZ_NARGS, 0},     {"unpack", LSPY_SZ_S1S2, 0},
+    {NULL, 0, 0}};
+static const wdef table_fns[] = {
+    {"concat", LSPY_SZ_T1, 0}, {"insert", LSPY_SZ_T1, 0},
+    {"move", LSPY_SZ_T1, 0},   {"pack", LSPY_SZ_NARGS, 0},
+    {"remove", LSPY_SZ_T1, 0}, {"sort", LSPY_SZ_T1, LSPY_W_SORT},
+    {"unpack", LSPY_SZ_T1, 0}, {NULL, 0, 0}};
+static const wdef utf8_fns[] = {
+    {"char", LSPY_SZ_NARGS, 0}, {"codepoint", LSPY_SZ_S1, 0},
+    {"len", LSPY_SZ_S1, 0},     {"offset", LSPY_SZ_S1, 0},
+    {NULL, 0, 0}};
+static const wdef io_fns[] = {
+    {"close", LSPY_SZ_NONE, 0},  {"flush", LSPY_SZ_NONE, 0},
+    {"lines", LSPY_SZ_NONE, LSPY_W_ITER},
+    {"open", LSPY_SZ_NONE, 0},   {"popen", LSPY_SZ_NONE, 0},
+    {"read", LSPY_SZ_NARGS, 0},  {"write", LSPY_SZ_SARGS, 0},
+    {"tmpfile", LSPY_SZ_NONE, 0}, {NULL, 0, 0}};
+static const wdef file_fns[] = {
+    {"close", LSPY_SZ_NONE, 0}, {"flush", LSPY_SZ_NONE, 0},
+    {"lines", LSPY_SZ_NONE, LSPY_W_ITER},
+    {"read", LSPY_SZ_NARGS, 0}, {"seek", LSPY_SZ_NONE, 0},
+    {"write", LSPY_SZ_SARGS, 0}, {NULL, 0, 0}};
+static const wdef os_fns[] = {
+    {"date", LSPY_SZ_NONE, 0},   {"execute", LSPY_SZ_NONE, 0},
+    {"remove", LSPY_SZ_NONE, 0}, {"rename", LSPY_SZ_NONE, 0},
+    {"tmpname", LSPY_SZ_NONE, 0}, {"getenv", LSPY_SZ_NONE, 0},
+    {NULL, 0, 0}};
+static const wdef base_fns[] = {
+    {"print", LSPY_SZ_NARGS, 0}, {"load", LSPY_SZ_S1, LSPY_W_LOAD},
+    {"loadfile", LSPY_SZ_NONE, 0},
+    {NULL, 0, 0}};
+
+static void wrap_lib(lspy *s, lua_State *L, const char *lib, const char *sep,
+                     const wdef *d) {
+  int t = lua_gettop(L);
+  for (; d->name; d++) {
+    char label[64];
+    snprintf(label, sizeof label, "%s%s%s", lib, sep, d->name);
+    lspyL_wrap_at(s, L, t, d->name, lib[0] ? label : d->name, d->sizes,
+                  d->special);
+  }
+}
+
+void lspyL_wrap_stdlib(lspy *s, lua_State *L) {
+  static const struct {
+    const char *lib;
+    const wdef *fns;
+  } libs[] = {{"string", string_fns}, {"table", table_fns},
+              {"utf8", utf8_fns},     {"io", io_fns},
+              {"os", os_fns}};
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+    lua_getglobal(L, libs[i].lib);
+    wrap_lib(s, L, libs[i].lib, ".", libs[i].fns);
+    lua_pop(L, 1);
+  }
+  /* File methods: the __index table of io's file metatable. */
+  if (luaL_getmetatable(L, LUA_FILEHANDLE) == LUA_TTABLE &&
+      lua_getfield(L, -1, "__index") == LUA_TTABLE)
+    wrap_lib(s, L, "file", ":", file_fns);
+  lua_settop(L, 0);
+  lua_pushglobaltable(L);
+  wrap_lib(s, L, "", "", base_fns);
+  lua_getfield(L, -1, "collectgarbage");
+  orig_collect = lua_tocfunction(L, -1);
+  lua_pop(L, 1);
+  if (orig_collect) {
+    lua_pushcfunction(L, l_collectgarbage);
+    lua_setfield(L, -2, "collectgarbage");
+  }
+  lua_pushcfunction(L, l_pcall);
+  lua_setfield(L, -2, "pcall");
+  lua_pushcfunction(L, l_xpcall);
+  lua_setfield(L, -2, "xpcall");
+  lua_pop(L, 1);
+  lua_getglobal(L, "coroutine");
+  lua_pushcfunction(L, l_resume);
+  lua_setfield(L, -2, "resume");
+  lua_pushcfunction(L, l_wrap);
+  lua_setfield(L, -2, "wrap");
+  lua_pop(L, 1);
+  lua_getglobal(L, "os");
+  lua_getfield(L, -1, "exit");
+  orig_exit = lua_tocfunction(L, -1);
+  lua_pop(L, 1);
+  if (orig_exit) {
+    lua_pushcfunction(L, l_exit);
+    lua_setfield(L, -2, "exit");
+  }
+  lua_pop(L, 1);
+}

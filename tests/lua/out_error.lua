@@ -1,0 +1,17 @@
+-- Output identity: an error thrown through a C function, uncaught.
+print("start", arg[0], arg[1], #arg)
+local ok, msg = pcall(string.rep)
+print(ok, msg)
+ok, msg = pcall(function() return ("x"):rep(-1, {}) end)
+print(ok, msg)
+print(select("#", pcall(error)))
+print(xpcall(function() error({code = 1}) end, function(e) return type(e) end))
+local t = setmetatable({}, {__index = function(t, k) return k .. "!" end})
+print(t.foo, string.format("%5.2f|%s", 3.14159, "z"))
+local co = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) error("in co " .. b) end)
+print(co(1))
+print(pcall(co, 2))
+io.write("no newline")
+io.write("\n")
+local function deep(n) if n == 0 then return string.rep("x", {}) end return deep(n - 1) end
+deep(5)

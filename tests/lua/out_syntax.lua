@@ -1,0 +1,2 @@
+-- Output identity: a syntax error.
+local x = = 1
