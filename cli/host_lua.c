@@ -98,4 +98,5 @@ static int lua_run(const char *script, int argc, char **argv,
   return status;
 }
 
-const cli_host cli_host_lua = {".lua", "Lua", lua_run, lua_interrupt};
+/* The Lua host arms its count hook from its own timer signal: no ticks. */
+const cli_host cli_host_lua = {".lua", "Lua", lua_run, lua_interrupt, 0};

@@ -82,11 +82,15 @@ static void header(ctx *c) {
   fprintf(c->f, "processes: %zu\n", p->nprocesses);
   fprintf(c->f, "dropped:   %s samples, %s cost observations\n",
           spyR_fmt_group(a, p->dropped), spyR_fmt_group(b, p->obs_dropped));
-  if (p->interval_ns && p->wall_ns)
+  if (p->interval_ns && p->wall_ns) {
+    /* A hostile profile can claim more tallies than a uint64_t of rate:
+    ** clamp before converting (a double out of range is undefined). */
+    double taken = (double)p->tallies * 1e9 / (double)p->wall_ns + 0.5;
+    if (taken > 1.8e19) taken = 1.8e19;
     fprintf(c->f, "rate:      %s samples/s asked, %s/s taken\n",
             spyR_fmt_group(a, (uint64_t)(1e9 / (double)p->interval_ns + 0.5)),
-            spyR_fmt_group(b, (uint64_t)((double)p->tallies * 1e9 /
-                                         (double)p->wall_ns + 0.5)));
+            spyR_fmt_group(b, (uint64_t)taken));
+  }
   /* The hooks time a sample of their calls (vm-hooks/hooks.c), so the
   ** figure is an estimate for the interpreter threads alone; a short run
   ** rests on a few timings, and one preempted timing can make it exceed
