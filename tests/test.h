@@ -24,8 +24,27 @@
 ** suite still runs every code path for TSan's race detection. */
 #if defined(__SANITIZE_THREAD__)
 #define T_TSAN 1
-#else
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define T_TSAN 1
+#endif
+#endif
+#ifndef T_TSAN
 #define T_TSAN 0
+#endif
+
+/* AddressSanitizer (gcc defines the first, clang answers the second):
+** its shadow memory needs address space, so tests that limit it with
+** ulimit -v cannot run under it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define T_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T_ASAN 1
+#endif
+#endif
+#ifndef T_ASAN
+#define T_ASAN 0
 #endif
 
 struct spy_test {
