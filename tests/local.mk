@@ -35,4 +35,5 @@ EXTRA_DIST += tests/data/profile/small.spy \
 	tests/st/exceptions.out tests/st/processes.st tests/st/processes.out \
 	tests/st/err_syntax.st tests/st/err_runtime.st tests/st/err_quit.st \
 	tests/st/skid.st tests/st/callback.st tests/st/nonlocal.st \
-	tests/st/switch.st tests/st/deep.st
+	tests/st/switch.st tests/st/deep.st tests/st/hostile.st \
+	tests/st/hostile.out
