@@ -22,15 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* T_ASAN: a sanitizer that reserves a large shadow address space (ASan,
-** TSan), so no address-space limit can be set. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define T_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define T_ASAN 1
-#endif
-#endif
+/* T_SHADOW: a sanitizer that reserves a large shadow address space (ASan,
+** TSan; tests/test.h detects both), so no address-space limit can be
+** set. */
+#define T_SHADOW (T_ASAN || T_TSAN)
 
 
 /* ------------------------------------------------------------------------

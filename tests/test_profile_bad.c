@@ -109,7 +109,7 @@ static void flipped_nocrc(void) {
 /* Forged counts are rejected before anything is allocated for them. An
 ** address-space limit proves it where no sanitizer needs the space. */
 static void forged_counts(void) {
-#ifndef T_ASAN
+#if !T_SHADOW
   struct rlimit rl = {512u << 20, 512u << 20};
   T_EQ_INT(setrlimit(RLIMIT_AS, &rl), 0);
 #endif
