@@ -16,7 +16,7 @@
 
 #include <spyon.h>
 #include <spyon/cost.h>
-#include <spyon/profile.h>
+#include <spyon/report.h>
 
 #include "cli/cli.h"
 #include "report/report.h"

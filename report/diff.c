@@ -30,6 +30,7 @@
 #include "config.h"
 
 #include <spyon.h>
+#include <spyon/report.h>
 
 #include "report/format.h"
 #include "report/report.h"

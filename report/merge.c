@@ -252,6 +252,7 @@ static int add(merger *m, const spy_profile *p) {
       if (!nf) goto oom;
       *nf = *fr;
       if (fr->kind == SPY_FRAME_PRIM) nf->key = pm[fr->key];
+
     }
     fm[i] = k;
   }

@@ -14,7 +14,7 @@
 
 #include <stdio.h>
 
-#include <spyon/profile.h>
+#include <spyon/report.h>
 
 /* ------------------------------------------------------------------------
 ** Folded stacks (Brendan Gregg's format, for flamegraph.pl, inferno,

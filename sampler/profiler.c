@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "profile/profile.h"
-#include "sampler/symbols.h"
+#include "sampler/modules.h"
 #include "vm-hooks/clock.h"
 #include "vm-hooks/cpuclock.h"
 #include "vm-hooks/due.h"
@@ -189,7 +189,6 @@ int spy_profiler_free(spy_profiler *p) {
   free(p->dead);
   free(p->obs_tau);
   spyS_agg_free(p->agg);
-  spyS_symbols_free(p->symbols);
   free(p);
   return 0;
 }
@@ -454,13 +453,6 @@ static const char *namer(void *ud, spy_frame_kind kind, uint64_t key) {
   if (kind == SPY_FRAME_PRIM && key < atomic_load(&p->cfg.nprims))
     return p->prims[key].name;
   if (kind == SPY_FRAME_REGION && key < p->nregions) return p->regions[key];
-  /* Native frames: key is the address to look up (agg.c passes a return
-  ** address minus one). The Dwfl is made on first use, here in the
-  ** snapshot path, never in the signal handler. */
-  if (kind == SPY_FRAME_NATIVE && p->cfg.native) {
-    if (!p->symbols) p->symbols = spyS_symbols_new();
-    return p->symbols ? spyS_symbols_name(p->symbols, key) : NULL;
-  }
   return NULL;
 }
 
@@ -556,8 +548,8 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   pr->gc.max_ns = spyH_ticks_to_ns(gcm);
   pr->hook_ns = spyH_ticks_to_ns(hook);
   int rc = build_prims(p, pr);
-  spyS_symbols_begin(p->symbols);
   if (rc == 0) rc = spyS_agg_build(p->agg, pr, namer, p);
+  if (rc == 0 && pr->nnatives) rc = spyS_modules_resolve(pr);
   /* Every call of a cost-recording primitive was offered to its reservoir;
   ** the exact count is the call count. */
   for (size_t i = 0; rc == 0 && i < pr->nprims; i++)

@@ -46,7 +46,6 @@ struct spy_profiler {
   uint64_t dead_gc_count, dead_gc_ticks, dead_gc_max;
   uint64_t dead_dropped, dead_obs_dropped, dead_hook_ticks;
   uint64_t dead_nest_dropped, dead_full_walks, dead_frames_walked;
-  struct spyS_symbols *symbols; /* native stacks: made on first use */
 };
 
 /* Drain every slot's rings and name queue into the aggregate. Called with

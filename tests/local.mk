@@ -12,7 +12,7 @@ tests_runner_SOURCES = tests/runner.c tests/test.h \
 	tests/test_mark.c tests/test_lua.c
 tests_runner_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS) $(JANSSON_CFLAGS) $(LUA_CFLAGS)
 tests_runner_LDADD = tests/gt/libgthost.la hosts/st/libstvm.la \
-	hosts/lua/libluahost.la libspyon_tools.la libspyon_core.la \
+	hosts/lua/libluahost.la libspyon_tools_core.la libspyon_core.la \
 	$(GMP_LIBS) $(LUA_LIBS) $(JANSSON_LIBS) -lm
 TESTS += tests/runner
 AM_TESTS_ENVIRONMENT = SPY_BUILDDIR='$(abs_top_builddir)' \

@@ -16,6 +16,7 @@
 #include <jansson.h>
 #endif
 #include <spyon.h>
+#include <spyon/report.h>
 
 #include "profile/profile.h"
 #include "report/format.h"

@@ -14,7 +14,7 @@ tests_runner_SOURCES += tests/test_tui.c tui/view.c tui/view.h
 noinst_PROGRAMS += bench/bench_browse
 bench_bench_browse_SOURCES = bench/bench_browse.c tui/view.c tui/view.h
 bench_bench_browse_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS)
-bench_bench_browse_LDADD = libspyon_core.la $(GSL_LIBS) -lm
+bench_bench_browse_LDADD = libspyon_tools_core.la libspyon_core.la $(GSL_LIBS) -lm
 
 EXTRA_DIST += docs/browse.md tests/tui/e2e.sh tests/tui/work.st \
 	tests/tui/live.st

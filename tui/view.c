@@ -14,6 +14,7 @@
 #include "report/walk.h"
 
 #include <spyon.h>
+#include <spyon/report.h>
 #include <spyon/cost.h>
 
 #include <errno.h>
