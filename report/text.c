@@ -12,7 +12,7 @@
 #include <spyon/report.h>
 
 #include "report/format.h"
-#include "report/report.h"
+#include <spyon/report.h>
 #include "report/walk.h"
 
 #include <math.h>

@@ -3,7 +3,7 @@
 ** (internal, spyS_).
 **
 ** The runtime records native frames as addresses only; naming them needs
-** libdw, which lives in the tools library (profile/symbols.c). What the
+** libdw, which lives in the tools library (report/symbols.c). What the
 ** tools need to do that later, in this process or another one, is the
 ** object's file, its build-id and its load bias: this component reads them
 ** from the dynamic loader (dl_iterate_phdr: libc only) when a profile is

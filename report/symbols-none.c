@@ -1,10 +1,10 @@
 /*
-** profile/symbols-none.c: native frame names left out (configured without
+** report/symbols-none.c: native frame names left out (configured without
 ** libdw). Native frames keep the "0x..." names the runtime gives them.
 */
 #include "config.h"
 
-#include "profile/symbols.h"
+#include "report/symbols.h"
 
 int spy_profile_symbolize(spy_profile *p) {
   return p ? SPY_ENOTSUP : SPY_EINVAL;

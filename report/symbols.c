@@ -1,5 +1,5 @@
 /*
-** profile/symbols.c: naming a profile's native frames with libdwfl.
+** report/symbols.c: naming a profile's native frames with libdwfl.
 **
 ** The runtime recorded, for each native frame, its module (file, build-id,
 ** load bias) and the address to name. Here every module that frames point
@@ -13,7 +13,7 @@
 */
 #include "config.h"
 
-#include "profile/symbols.h"
+#include "report/symbols.h"
 
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>

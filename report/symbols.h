@@ -1,8 +1,8 @@
 /*
-** profile/symbols.h: naming native frames (tools library).
+** report/symbols.h: naming native frames (tools library).
 **
 ** The public entry point is spy_profile_symbolize (<spyon/profile.h>):
-** profile/symbols.c with elfutils' libdwfl, profile/symbols-none.c when
+** report/symbols.c with elfutils' libdwfl, report/symbols-none.c when
 ** configured without libdw. Nothing else is needed internally; this header
 ** only says where the two halves are.
 */
