@@ -164,7 +164,7 @@ int spy_profiler_free(spy_profiler *p) {
   if (!p) return 0;
   if (p->agg) { /* fully constructed */
     pthread_mutex_lock(&p->lock);
-    if (p->vms) {
+    if (p->threads) {
       pthread_mutex_unlock(&p->lock);
       return SPY_ESTATE;
     }
@@ -282,11 +282,13 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
   *out = NULL;
   pthread_t self = pthread_self();
   pthread_mutex_lock(&p->lock);
-  for (spy_vm *v = p->vms; v; v = v->next)
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     if (pthread_equal(v->thread, self)) {
       pthread_mutex_unlock(&p->lock);
       return SPY_EEXIST;
     }
+  }
   pthread_mutex_unlock(&p->lock);
   spy_vm *v;
   int rc = p->cfg.native ? spyH_native_install() : 0;
@@ -294,22 +296,26 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
   rc = spyH_slot_new(&v, &p->cfg, &p->opt, host);
   if (rc) return rc;
   v->prof = p;
-  if (!(v->sampler_data = spyS_cache_new(&p->cfg))) {
+  spyS_thread *t = calloc(1, sizeof *t);
+  if (!t || !(t->cache = spyS_cache_new(&p->cfg))) {
+    free(t);
     spyH_slot_free(v);
     return SPY_ENOMEM;
   }
+  t->vm = v;
   if (!(v->marker = malloc(sizeof *v->marker)) ||
       (rc = spyH_marker_bind(v->marker, v, p->opt.marker)) != 0) {
     free(v->marker);
-    spyS_cache_free(v->sampler_data);
+    spyS_cache_free(t->cache);
+    free(t);
     spyH_slot_free(v);
     return rc ? rc : SPY_ENOMEM;
   }
   if (p->cfg.cpu_clock) /* a run already going counts from here */
     atomic_store_explicit(&v->cpu_origin, spyH_cpu_ticks(), RELAXED);
   pthread_mutex_lock(&p->lock);
-  v->next = p->vms;
-  p->vms = v;
+  t->next = p->threads;
+  p->threads = t;
   if (atomic_load(&p->running)) {
     spyH_set_active(v, 1);
     spyH_marker_arm(v->marker, atomic_load_explicit(&p->cfg.origin, RELAXED),
@@ -353,13 +359,15 @@ int spy_detach(spy_vm *v) {
   p->dead_nest_dropped += atomic_load_explicit(&v->nest_dropped, RELAXED);
   p->dead_full_walks += atomic_load_explicit(&v->full_walks, RELAXED);
   p->dead_frames_walked += atomic_load_explicit(&v->frames_walked, RELAXED);
-  spy_vm **pp = &p->vms;
-  while (*pp != v) pp = &(*pp)->next;
-  *pp = v->next;
+  spyS_thread **pp = &p->threads;
+  while ((*pp)->vm != v) pp = &(*pp)->next;
+  spyS_thread *t = *pp;
+  *pp = t->next;
   pthread_mutex_unlock(&p->lock);
   spyH_marker_unbind(v->marker);
   free(v->marker);
-  spyS_cache_free(v->sampler_data);
+  spyS_cache_free(t->cache);
+  free(t);
   spyH_slot_free(v);
   return 0;
 }
@@ -396,11 +404,14 @@ int spy_start(spy_profiler *p) {
   ** published before the epoch that makes threads read it. */
   atomic_store_explicit(&p->cfg.origin, now, RELAXED);
   if (p->cfg.cpu_clock)
-    for (spy_vm *v = p->vms; v; v = v->next)
+    for (spyS_thread *t = p->threads; t; t = t->next) {
+      spy_vm *v = t->vm;
       atomic_store_explicit(&v->cpu_origin, spyH_cpu_ticks_thread(v->thread),
                             RELAXED);
+    }
   atomic_fetch_add_explicit(&p->cfg.epoch, 1, memory_order_release);
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     atomic_store_explicit(&v->deadline_pub, 0, RELAXED);
     spyH_set_active(v, 1);
     spyH_marker_arm(v->marker, now, p->cfg.interval);
@@ -424,7 +435,8 @@ int spy_stop(spy_profiler *p) {
   pthread_t self = pthread_self();
   uint64_t epoch = atomic_load(&p->cfg.epoch);
   uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     spyH_marker_disarm(v->marker);
     if (pthread_equal(v->thread, self)) {
       spyH_settle(v, now);
@@ -437,9 +449,11 @@ int spy_stop(spy_profiler *p) {
   }
   p->wall_ticks += now - p->run_start;
   spyS_drain_all(p);
-  for (spy_vm *v = p->vms; v; v = v->next)
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     if (pthread_equal(v->thread, self))
       spyS_agg_name_missing(p->agg, &v->host);
+  }
   pthread_mutex_unlock(&p->lock);
   return 0;
 }
@@ -466,7 +480,8 @@ int spy_counters_get(const spy_profiler *cp, spy_counters *out) {
   out->nest_dropped = p->dead_nest_dropped;
   out->full_walks = p->dead_full_walks;
   out->frames_walked = p->dead_frames_walked;
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     out->dropped += atomic_load_explicit(&v->dropped, RELAXED);
     out->obs_dropped += atomic_load_explicit(&v->obs_dropped, RELAXED);
     out->nest_dropped += atomic_load_explicit(&v->nest_dropped, RELAXED);
@@ -495,7 +510,8 @@ static int build_prims(spy_profiler *p, spy_profile *pr) {
     d->flags = p->prim_flags[i];
     uint64_t calls = p->dead[i].calls, ticks = p->dead[i].ticks;
     uint64_t mx = p->dead[i].max;
-    for (spy_vm *v = p->vms; v; v = v->next) {
+    for (spyS_thread *t = p->threads; t; t = t->next) {
+      spy_vm *v = t->vm;
       uint64_t m = atomic_load_explicit(&v->pstat[i].max, RELAXED);
       calls += atomic_load_explicit(&v->pstat[i].calls, RELAXED);
       ticks += atomic_load_explicit(&v->pstat[i].ticks, RELAXED);
@@ -534,7 +550,8 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   uint64_t gcm = p->dead_gc_max, hook = p->dead_hook_ticks;
   pr->dropped = p->dead_dropped;
   pr->obs_dropped = p->dead_obs_dropped;
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     uint64_t m = atomic_load_explicit(&v->gc_max, RELAXED);
     gcn += atomic_load_explicit(&v->gc_count, RELAXED);
     gct += atomic_load_explicit(&v->gc_ticks, RELAXED);
