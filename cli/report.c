@@ -177,6 +177,9 @@ int cli_report(int argc, char **argv) {
   if (cli_check_output(report_cmd.prog, o.out, a.pos, 1)) return 2;
   report_job j = {NULL, &o};
   if (load(a.pos[0], &j.p)) return 1;
+  /* Native frames under their primitives, except in the JSON export, which
+  ** is the profile's data as it is. */
+  if (formats[o.format].write != fmt_json) spy_profile_natives_to_tree(j.p);
   rc = cli_write_to("spyon", o.out, formats[o.format].write, &j);
   spy_profile_free(j.p);
   return rc;

@@ -194,6 +194,10 @@ typedef struct emit_ctx {
 static int write_report(FILE *f, void *ctx) {
   emit_ctx *e = ctx;
   if (e->o->json) return spy_profile_write_json(e->p, f);
+  /* Native frames named and shown under their primitives. (A profile
+  ** saved with -o keeps addresses: its reader names them.) */
+  spy_profile_symbolize(e->p);
+  spy_profile_natives_to_tree(e->p);
   spy_report_options ro;
   spy_report_options_init(&ro);
   ro.threshold_pct = e->o->threshold;
@@ -217,10 +221,8 @@ static int emit(spy_profile *p, const cli_run_opts *o) {
   return cli_write_to("spyon", NULL, write_report, &e);
 }
 
-/* A profile taken in this run, made ready to show: its native frames
-** named, "spyon SCRIPT ARGS..." for the header. */
-static void finish(spy_profile *p, int argc, char **argv) {
-  spy_profile_symbolize(p);
+/* "spyon SCRIPT ARGS..." for the header, with the script's arguments. */
+static void set_command(spy_profile *p, int argc, char **argv) {
   size_t n = 16;
   for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
   char *cmd = malloc(n);
@@ -265,7 +267,7 @@ void cli_run_report_now(spy_profile *p) {
     return;
   }
   cur_reported = 1;
-  finish(p, cur_argc, cur_argv);
+  set_command(p, cur_argc, cur_argv);
   emit(p, cur_opts);
   spy_profile_free(p);
   fflush(stdout);
@@ -342,7 +344,7 @@ int cli_run(int argc, char **argv) {
     spy_profile_free(p);
     p = NULL;
   } else if (p) {
-    finish(p, argc - a.rest, argv + a.rest);
+    set_command(p, argc - a.rest, argv + a.rest);
     if (o.browse || o.live) {
       /* Saved with -o; browsed (--browse), or already seen (--live). */
       if (o.out && emit(p, &o) && !status) status = 1;

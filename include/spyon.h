@@ -137,12 +137,16 @@ typedef struct spy_options {
                               is chosen once per process, by the first
                               profiler made: a later 1 where the TSC is
                               already in use gives SPY_ENOTSUP */
-  /* Native stacks inside long primitives (vm-hooks/native.c). Off by
-  ** default. When on, a thread that has been inside one primitive for
-  ** longer than native_interval_ns gets a SIGPROF (then one more every
-  ** native_interval_ns while it stays there); the handler records the
-  ** native call stack, and the profile's natives[] says which C functions
-  ** the primitive spent its time in. The call tree is not affected. The
+  /* Native stacks inside primitives (vm-hooks/native.c). Off by default.
+  ** When on, each attached thread gets a SIGPROF every native_interval_ns
+  ** while profiling runs (a timer of its own; nothing else wakes up); if
+  ** the thread is inside a primitive then, the handler records the native
+  ** call stack, so natives[] is a sample of the time spent in primitives,
+  ** short calls included, saying which C functions each primitive spent
+  ** its time in. The call tree the runtime builds is not affected (the
+  ** tools can show native frames under their primitive:
+  ** spy_profile_natives_to_tree). Addresses only: the tools name them
+  ** (spy_profile_symbolize). The
   ** library installs its own SIGPROF handler, once per process, at the
   ** first spy_attach with this on, and leaves it installed; spy_attach
   ** fails with SPY_EEXIST if another SIGPROF handler (not SIG_DFL or

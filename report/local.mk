@@ -8,8 +8,8 @@
 libspyon_tools_core_la_SOURCES += report/tree.c report/tree.h \
 	report/format.c report/format.h \
 	report/walk.c report/walk.h report/text.c report/json.c report/export.c \
-	report/diff.c report/merge.c report/flame.c report/report.h \
-	report/pprof.c
+	report/diff.c report/merge.c report/flame.c report/pprof.c \
+	report/natives.c
 nodist_libspyon_tools_core_la_SOURCES += report/profile.pb-c.c \
 	report/profile.pb-c.h
 # Names for native frames (spy_profile_symbolize) need libdw (configure

@@ -311,6 +311,14 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
     spyH_slot_free(v);
     return rc ? rc : SPY_ENOMEM;
   }
+  if (p->cfg.native && (rc = spyH_native_bind(v)) != 0) {
+    spyH_marker_unbind(v->marker);
+    free(v->marker);
+    spyS_cache_free(t->cache);
+    free(t);
+    spyH_slot_free(v);
+    return rc;
+  }
   if (p->cfg.cpu_clock) /* a run already going counts from here */
     atomic_store_explicit(&v->cpu_origin, spyH_cpu_ticks(), RELAXED);
   pthread_mutex_lock(&p->lock);
@@ -320,9 +328,9 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
     spyH_set_active(v, 1);
     spyH_marker_arm(v->marker, atomic_load_explicit(&p->cfg.origin, RELAXED),
                     p->cfg.interval);
+    if (p->cfg.native) spyH_native_arm(v, p->opt.native_interval_ns);
   }
   pthread_mutex_unlock(&p->lock);
-  if (p->cfg.native) spyH_native_bind(v);
   *out = v;
   return 0;
 }
@@ -415,6 +423,7 @@ int spy_start(spy_profiler *p) {
     atomic_store_explicit(&v->deadline_pub, 0, RELAXED);
     spyH_set_active(v, 1);
     spyH_marker_arm(v->marker, now, p->cfg.interval);
+    if (p->cfg.native) spyH_native_arm(v, p->opt.native_interval_ns);
   }
   p->run_start = now;
   atomic_store(&p->running, 1);
@@ -438,6 +447,7 @@ int spy_stop(spy_profiler *p) {
   for (spyS_thread *t = p->threads; t; t = t->next) {
     spy_vm *v = t->vm;
     spyH_marker_disarm(v->marker);
+    if (p->cfg.native) spyH_native_disarm(v);
     if (pthread_equal(v->thread, self)) {
       spyH_settle(v, now);
       spyH_quiet(v);

@@ -135,25 +135,6 @@ static void realign(spy_profiler *p) {
   }
 }
 
-/* Native stacks: SIGPROF to every thread that has been inside one
-** primitive for longer than the native interval, counted from the later of
-** the primitive's start and the last signal sent to it. The handler in
-** that thread records its native stack (vm-hooks/native.c). */
-static void native_round(spy_profiler *p, uint64_t now) {
-  uint64_t iv = p->cfg.native_interval;
-  pid_t self = getpid();
-  for (spyS_thread *t = p->threads; t; t = t->next) {
-    spy_vm *v = t->vm;
-    if (!spyH_active(v)) continue;
-    uint64_t since = atomic_load_explicit(&v->native_since, RELAXED);
-    if (!atomic_load_explicit(&v->native_prim, RELAXED)) continue;
-    uint64_t from = since > t->native_sent ? since : t->native_sent;
-    if (now < from || now - from < iv) continue;
-    t->native_sent = now;
-    syscall(SYS_tgkill, self, v->tid, SIGPROF);
-  }
-}
-
 void *spyS_thread_main(void *arg) {
   spy_profiler *p = arg;
   /* Wake-ups as precise as the kernel allows: the default 50 us slack
@@ -176,12 +157,6 @@ void *spyS_thread_main(void *arg) {
   uint64_t drain_period = spyH_ns_to_ticks(drain_ns);
   uint64_t lag = by_thread ? 0 : drain_period / 2;
   uint64_t last_drain = 0;
-  /* Native rounds: four per native interval, but at most every 100 us and
-  ** at least every drain. */
-  uint64_t nat_period = p->cfg.native_interval / 4, last_nat = 0;
-  if (nat_period < spyH_ns_to_ticks(100000))
-    nat_period = spyH_ns_to_ticks(100000);
-  if (nat_period > drain_period) nat_period = drain_period;
   pthread_mutex_lock(&p->lock);
   while (!p->quit) {
     if (!atomic_load_explicit(&p->running, RELAXED)) {
@@ -189,8 +164,6 @@ void *spyS_thread_main(void *arg) {
       continue;
     }
     uint64_t wake_at = last_drain + drain_period;
-    if (p->cfg.native && last_nat + nat_period < wake_at)
-      wake_at = last_nat + nat_period;
     if (by_thread) {
       uint64_t wake = next_wake(p, spyH_now(), wake_at);
       pthread_mutex_unlock(&p->lock);
@@ -202,10 +175,6 @@ void *spyS_thread_main(void *arg) {
     if (p->quit || !atomic_load_explicit(&p->running, RELAXED)) continue;
     uint64_t now = spyH_now();
     mark_due(p, now, lag);
-    if (p->cfg.native && now - last_nat >= nat_period) {
-      native_round(p, now);
-      last_nat = now;
-    }
     if (now - last_drain >= drain_period) {
       spyS_drain_all(p);
       if (!by_thread) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "profile/file.h"
+#include "profile/profile.h"
 #include "tests/test.h"
 #include "vm-hooks/native.h"
 
@@ -246,6 +247,20 @@ static void breakdown(void) {
   T_NEAR(pct, 100 * share, 0.01);
   T_ASSERT(strstr(row, "%  spyon_test_native_spin (") == strchr(row, '%'));
   free(txt);
+
+  /* In the tree: the primitive's self time goes to its C functions, and
+  ** spin leads the leaves with about its share of the signals. */
+  uint64_t prim_self = 0;
+  for (size_t i = 0; i < p->nnodes; i++)
+    if (p->frames[p->nodes[i].frame].kind == SPY_FRAME_PRIM)
+      prim_self += p->nodes[i].self_ns;
+  T_ASSERT(prim_self > 0);
+  T_ASSERT(spy_profile_natives_to_tree(p) > 0);
+  spy_leaf lv[1];
+  T_EQ_INT(spy_profile_leaves(p, lv, 1), 1);
+  if (!starts(p->frames[lv[0].frame].name, "spyon_test_native_spin ("))
+    T_FAIL("top leaf %s", p->frames[lv[0].frame].name);
+  T_NEAR((double)lv[0].self_ns / (double)prim_self, share, 0.02);
   spy_profile_free(p);
 }
 
@@ -471,7 +486,137 @@ static void options_and_conflicts(void) {
   T_EQ_INT(spy_profiler_free(pr), 0);
 }
 
+/* ------------------------------------------------------------------------
+** Native frames in the tree (report/natives.c), on a profile built by hand
+** so that every weight is known.
+** --------------------------------------------------------------------- */
+
+static uint32_t add_frame(spy_profile *p, spy_frame_kind kind, uint64_t key,
+                          const char *name) {
+  spy_frame *f = &p->frames[p->nframes];
+  f->kind = kind;
+  f->key = key;
+  f->name = name;
+  return (uint32_t)p->nframes++;
+}
+
+static uint32_t add_node(spy_profile *p, uint32_t frame, uint32_t parent,
+                         uint64_t self) {
+  spy_node *n = &p->nodes[p->nnodes];
+  *n = (spy_node){frame, parent, SPY_NONE, SPY_NONE, self, self, self, self};
+  for (uint32_t a = parent; a != SPY_NONE; a = p->nodes[a].parent) {
+    p->nodes[a].total_ns += self;
+    p->nodes[a].tallies += self;
+  }
+  if (parent != SPY_NONE) { /* appended last: lightest in these tests */
+    uint32_t *c = &p->nodes[parent].first_child;
+    while (*c != SPY_NONE) c = &p->nodes[*c].next_sibling;
+    *c = (uint32_t)p->nnodes;
+  }
+  return (uint32_t)p->nnodes++;
+}
+
+static void add_native(spy_profile *p, uint32_t prim, uint64_t count,
+                       uint32_t n, const uint32_t *frames) {
+  spy_native *nt = &p->natives[p->nnatives++];
+  nt->prim = prim;
+  nt->count = count;
+  nt->nframes = n;
+  nt->frames = spyP_calloc(p, n, sizeof *nt->frames);
+  memcpy(nt->frames, frames, n * sizeof *frames);
+}
+
+/* The child of node n named name, or SPY_NONE. */
+static uint32_t child_named(const spy_profile *p, uint32_t n,
+                            const char *name) {
+  for (uint32_t c = p->nodes[n].first_child; c != SPY_NONE;
+       c = p->nodes[c].next_sibling)
+    if (!strcmp(p->frames[p->nodes[c].frame].name, name)) return c;
+  return SPY_NONE;
+}
+
+/* A primitive node with 1000 ns of self time, its natives 6 : 3 : 1 over
+** spin, two lines of work (one function) and a path that stopped early;
+** paths start at main and the interpreter, which are cut off. */
+static void to_tree(void) {
+  spy_profile *p = spyP_new();
+  T_ASSERT(p);
+  p->frames = spyP_calloc(p, 16, sizeof *p->frames);
+  p->nodes = spyP_calloc(p, 16, sizeof *p->nodes);
+  p->natives = spyP_calloc(p, 8, sizeof *p->natives);
+  p->prims = spyP_calloc(p, 1, sizeof *p->prims);
+  p->processes = spyP_calloc(p, 1, sizeof *p->processes);
+  T_ASSERT(p->frames && p->nodes && p->natives && p->prims && p->processes);
+  p->nprims = 1;
+  p->prims[0].name = "P";
+  uint32_t froot = add_frame(p, SPY_FRAME_ROOT, 0, "(root)");
+  uint32_t fm = add_frame(p, SPY_FRAME_METHOD, 1, "M");
+  uint32_t fp = add_frame(p, SPY_FRAME_PRIM, 0, "P");
+  uint32_t nmain = add_frame(p, SPY_FRAME_NATIVE, 10, "main (app)");
+  uint32_t nint = add_frame(p, SPY_FRAME_NATIVE, 11, "interp (app) i.c:9");
+  uint32_t nprim = add_frame(p, SPY_FRAME_NATIVE, 12, "p_impl (app) p.c:3");
+  uint32_t nspin = add_frame(p, SPY_FRAME_NATIVE, 13, "spin (app) p.c:20");
+  uint32_t nw1 = add_frame(p, SPY_FRAME_NATIVE, 14, "work (app) p.c:30");
+  uint32_t nw2 = add_frame(p, SPY_FRAME_NATIVE, 15, "work (app) p.c:31");
+  uint32_t nasm = add_frame(p, SPY_FRAME_NATIVE, 16, "memcpy (libc)");
+  uint32_t root = add_node(p, froot, SPY_NONE, 0);
+  uint32_t m = add_node(p, fm, root, 500);
+  uint32_t prim = add_node(p, fp, m, 1000);
+  p->nprocesses = 1;
+  p->processes[0] = (spy_process){1, "main", root, 1500, 1500};
+  add_native(p, 0, 6, 4, (uint32_t[]){nmain, nint, nprim, nspin});
+  add_native(p, 0, 2, 4, (uint32_t[]){nmain, nint, nprim, nw1});
+  add_native(p, 0, 1, 4, (uint32_t[]){nmain, nint, nprim, nw2});
+  add_native(p, 0, 1, 1, (uint32_t[]){nasm});
+  size_t frames_before = p->nframes;
+  T_ASSERT(spy_profile_natives_to_tree(p) > 0);
+  /* The primitive keeps its total; its self time went to its natives. */
+  T_EQ_INT(p->nodes[prim].total_ns, 1000);
+  T_EQ_INT(p->nodes[prim].self_ns, 0);
+  T_EQ_INT(p->nodes[m].total_ns, 1500);
+  /* Cut below the interpreter: the deepest function all paths share. */
+  T_EQ_INT(child_named(p, prim, "main (app)"), SPY_NONE);
+  T_EQ_INT(child_named(p, prim, "interp (app) i.c:9"), SPY_NONE);
+  uint32_t impl = child_named(p, prim, "p_impl (app) p.c:3");
+  T_ASSERT(impl != SPY_NONE);
+  T_EQ_INT(p->nodes[impl].total_ns, 900);
+  uint32_t spin = child_named(p, impl, "spin (app) p.c:20");
+  T_ASSERT(spin != SPY_NONE);
+  T_EQ_INT(p->nodes[spin].self_ns, 600);
+  /* work's two lines are one function, named without the line. */
+  uint32_t work = child_named(p, impl, "work (app) p.c");
+  T_ASSERT(work != SPY_NONE);
+  T_EQ_INT(p->nodes[work].self_ns, 300);
+  T_EQ_INT(p->nframes, frames_before + 1);
+  /* The path that stopped early shows its leaf only. */
+  uint32_t mc = child_named(p, prim, "memcpy (libc)");
+  T_ASSERT(mc != SPY_NONE);
+  T_EQ_INT(p->nodes[mc].self_ns, 100);
+  /* Heaviest first, as in every tree. */
+  T_EQ_INT(p->nodes[prim].first_child, impl);
+  T_EQ_INT(p->nodes[impl].first_child, spin);
+  /* The leaves now name the C functions. */
+  spy_leaf lv[4];
+  T_EQ_INT(spy_profile_leaves(p, lv, 4), 4);
+  T_EQ_STR(p->frames[lv[0].frame].name, "spin (app) p.c:20");
+  T_EQ_INT(lv[0].self_ns, 600);
+  /* A second call changes nothing. */
+  size_t nodes = p->nnodes;
+  T_EQ_INT(spy_profile_natives_to_tree(p), 0);
+  T_EQ_INT(p->nnodes, nodes);
+  T_EQ_INT(p->nodes[spin].self_ns, 600);
+  /* And the tree still saves and loads (every index in range). */
+  char path[4200], err[512];
+  snprintf(path, sizeof path, "%s/t.spy", t_tmpdir());
+  if (spy_profile_save(p, path, err, sizeof err)) T_FAIL("save: %s", err);
+  spy_profile *q = NULL;
+  if (spy_profile_load(path, &q, err, sizeof err)) T_FAIL("load: %s", err);
+  spy_profile_free(q);
+  spy_profile_free(p);
+}
+
 const struct spy_test t_native[] = {
+    {"to_tree", to_tree, 0},
     {"breakdown", breakdown, 0},
     {"file_and_json", file_and_json, 0},
     {"off_by_default", off_by_default, 0},

@@ -181,6 +181,8 @@ int spyT_run(spyT_app *a, FILE *tty_out, spyT_poll_fn poll, void *ud) {
 
 int spyT_browse_profile(spy_profile *p, double threshold_pct) {
   spyT_app a;
+  spy_profile_symbolize(p);         /* native frames named, */
+  spy_profile_natives_to_tree(p); /* under their primitives */
   int rc = spyT_app_init(&a, p, threshold_pct);
   if (rc < 0) {
     fprintf(stderr, "spyon: browse: %s\n", spy_strerror(rc));
@@ -237,7 +239,6 @@ int cli_browse(int argc, char **argv) {
     fprintf(stderr, "spyon: %s\n", err);
     return 1;
   }
-  spy_profile_symbolize(p);
   if (!spyT_have_terminal("browse")) {
     spy_profile_free(p);
     return 2;

@@ -6,7 +6,7 @@
 #define SPY_TUI_TUI_H
 
 #include <spyon.h>
-#include <spyon/profile.h>
+#include <spyon/report.h>
 
 #include "tui/view.h"
 

@@ -91,17 +91,12 @@ static spyH_bracket *owner_of(spy_vm *v, uint32_t i) {
   return NULL;
 }
 
-/* Native stacks: publish the primitive that runs now and when it began
-** (or none), for the sampler's SIGPROF rounds and the handler. Called only
-** when cfg->native is on. */
+/* Native stacks: publish the primitive that runs now (or none) for the
+** SIGPROF handler. Called only when cfg->native is on. */
 static void native_pub(spy_vm *v) {
   spyH_bracket *c = charged(v);
-  if (!c || c->kind != SPYH_B_PRIM || c->id < 0) {
-    st(&v->native_prim, 0);
-    return;
-  }
-  st(&v->native_since, c->t0);
-  st(&v->native_prim, (uint64_t)c->id + 1);
+  st(&v->native_prim,
+     c && c->kind == SPYH_B_PRIM && c->id >= 0 ? (uint64_t)c->id + 1 : 0);
 }
 
 static inline void changed(spy_vm *v) {

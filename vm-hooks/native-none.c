@@ -16,7 +16,17 @@ int spyH_native_installed(void) {
   return 0;
 }
 
-void spyH_native_bind(spy_vm *v) {
+int spyH_native_bind(spy_vm *v) {
+  (void)v;
+  return SPY_ENOTSUP;
+}
+
+void spyH_native_arm(spy_vm *v, uint64_t interval_ns) {
+  (void)v;
+  (void)interval_ns;
+}
+
+void spyH_native_disarm(spy_vm *v) {
   (void)v;
 }
 

@@ -1,6 +1,6 @@
 /*
-** vm-hooks/native.c: the SIGPROF handler that records native stacks inside
-** long primitives (see vm-hooks/native.h).
+** vm-hooks/native.c: the per-thread SIGPROF timer and the handler that
+** records native stacks inside primitives (see vm-hooks/native.h).
 **
 ** Signal safety. The handler reads only its thread's own slot pointer (a
 ** thread-local with the initial-exec model, so reading it never calls into
@@ -22,6 +22,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #define RELAXED memory_order_relaxed
 
@@ -130,15 +133,44 @@ static void prime_unwinder(void) {
   }
 }
 
-void spyH_native_bind(spy_vm *v) {
+int spyH_native_bind(spy_vm *v) {
+  struct sigevent ev;
+  memset(&ev, 0, sizeof ev);
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = SIGPROF;
+  ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+  if (timer_create(CLOCK_MONOTONIC, &ev, &v->native_timer) != 0)
+    return SPY_ENOTSUP;
+  v->native_timer_ok = 1;
   prime_unwinder();
   atomic_signal_fence(memory_order_seq_cst);
   tl_vm = v;
   atomic_signal_fence(memory_order_seq_cst);
+  return 0;
 }
 
 void spyH_native_unbind(spy_vm *v) {
+  if (v->native_timer_ok) {
+    timer_delete(v->native_timer); /* no new signals; a pending one finds */
+    v->native_timer_ok = 0;        /* tl_vm NULL or its slot still here */
+  }
   atomic_signal_fence(memory_order_seq_cst);
   if (tl_vm == v) tl_vm = NULL;
   atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void set_timer(spy_vm *v, uint64_t ns) {
+  if (!v->native_timer_ok) return;
+  struct itimerspec its;
+  its.it_value.tv_sec = its.it_interval.tv_sec = (time_t)(ns / 1000000000u);
+  its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(ns % 1000000000u);
+  timer_settime(v->native_timer, 0, &its, NULL);
+}
+
+void spyH_native_arm(spy_vm *v, uint64_t interval_ns) {
+  set_timer(v, interval_ns);
+}
+
+void spyH_native_disarm(spy_vm *v) {
+  set_timer(v, 0);
 }

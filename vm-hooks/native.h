@@ -41,9 +41,20 @@ SPY_INTERNAL int spyH_native_install(void);
 /* Bind / unbind the calling thread's slot for the handler. Call bind after
 ** the slot is complete, unbind before it is freed; both from the slot's
 ** own thread. A thread has one bound slot: the last bound wins (a thread
-** attached to two profilers with native stacks records for the later). */
-SPY_INTERNAL void spyH_native_bind(spy_vm *v);
+** attached to two profilers with native stacks records for the later).
+** bind also makes the slot's timer: SIGPROF to this thread alone
+** (SIGEV_THREAD_ID), on CLOCK_MONOTONIC; 0 or SPY_ENOTSUP. unbind deletes
+** it. */
+SPY_INTERNAL int spyH_native_bind(spy_vm *v);
 SPY_INTERNAL void spyH_native_unbind(spy_vm *v);
+
+/* Start the slot's timer, every interval_ns, or stop it (any thread).
+** While it runs, the thread gets a SIGPROF every interval; the handler
+** unwinds only when the thread is inside a primitive then, so the native
+** stacks are a sample of the time spent in primitives, short ones too,
+** and nothing else wakes up for them. */
+SPY_INTERNAL void spyH_native_arm(spy_vm *v, uint64_t interval_ns);
+SPY_INTERNAL void spyH_native_disarm(spy_vm *v);
 
 /* 1 if the library's handler is the installed SIGPROF handler (tests). */
 SPY_INTERNAL int spyH_native_installed(void);

@@ -59,7 +59,6 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
       (rc = spyH_ring_init(&v->obs_ring, o->obs_ring_bytes)) == 0 &&
       (!cfg->native ||
        (rc = spyH_ring_init(&v->native_ring, SPYH_NATIVE_RING)) == 0)) {
-    v->tid = (int)syscall(SYS_gettid); /* native stacks: tgkill's target */
     *out = v;
     return 0;
   }

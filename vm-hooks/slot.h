@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <spyon/hooks.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "vm-hooks/ring.h"
 
@@ -174,12 +175,13 @@ struct spy_vm {
   spyH_pstat *pstat;         /* [cfg->max_prims] */
   /* Native stacks (cfg->native only; vm-hooks/native.h). The SIGPROF
   ** handler is native_ring's only producer. native_prim is the innermost
-  ** primitive + 1 (0: none), native_since when it began (ticks); both are
-  ** written by the interpreter thread's hooks, read by the sampler and the
-  ** handler. */
+  ** primitive + 1 (0: none), written by the interpreter thread's hooks and
+  ** read by the handler. native_timer signals this thread every native
+  ** interval while profiling runs (native_timer_ok: it exists). */
   spyH_ring native_ring;
-  atomic_uint_least64_t native_prim, native_since, native_dropped;
-  int tid;                   /* kernel thread id, for tgkill */
+  atomic_uint_least64_t native_prim, native_dropped;
+  timer_t native_timer;
+  int native_timer_ok;
   struct spyH_marker *marker; /* vm-hooks/mark.h (the profiler's) */
   atomic_uint_least64_t cpu_origin; /* CPU clock: the thread's CPU ticks at
                                        the run's start (or its attach) */

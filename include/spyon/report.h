@@ -38,6 +38,17 @@ SPY_API void spy_report_options_init(spy_report_options *o);
 SPY_API int spy_report_text(const spy_profile *p, FILE *f,
                             const spy_report_options *o);
 
+/* Native frames in the call tree: each primitive node's self time and self
+** tallies are split over its primitive's native paths (natives[]) in
+** proportion to their counts, and the paths become its children, from the
+** deepest frame all of its paths share; so the tree, the leaves and every
+** export show the C functions the primitive spent its time in. An
+** estimate (the counts are per primitive, not per call site); totals do not
+** change. Doing it twice changes nothing. Returns the number of nodes
+** added (0 when the profile has no native stacks), or SPY_EINVAL /
+** SPY_ENOMEM (p unchanged). */
+SPY_API int spy_profile_natives_to_tree(spy_profile *p);
+
 /* Exports and diffs. Each only reads its profiles, writes to f and returns
 ** 0, SPY_EINVAL (NULL argument, or an index out of range in a hand-built
 ** profile), SPY_ENOMEM, SPY_EFORMAT (nodes that do not form a tree) or
