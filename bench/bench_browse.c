@@ -297,6 +297,7 @@ int main(int argc, char **argv) {
     {"3 (Primitives)", {'3'}},
     {"5 (Steps)", {'5'}},
     {"1 (Tree)", {'1'}},
+    {"n (after T 0: the search covers every node)", {'n'}},
     {"? (help; any key closes it)", {'?'}},
   };
   int missed = 0;

@@ -1,6 +1,7 @@
 # report: the text report, the exports and the profile diff (paths from the
 # top directory). walk.c is the one tree walker every tree view uses.
 libspyon_core_la_SOURCES += report/tree.c report/tree.h \
+	report/tview.c report/tview.h \
 	report/format.c report/format.h \
 	report/walk.c report/walk.h report/text.c report/export.c \
 	report/diff.c report/merge.c report/flame.c report/report.h

@@ -184,6 +184,7 @@ static void t_totals(void) {
         t.inverted = inv;
         t.collapse = col;
         T_EQ_INT(spyR_tree_build(&t), 0);
+        T_EQ_INT(spyR_tree_materialize(&t), 0);
         check_tree(&t);
         T_EQ_INT(spyR_tree_all(&t, 1), 0);
         check_rows(&t);
@@ -285,6 +286,7 @@ static void t_collapse(void) {
   spyR_tree_init(&t, p);
   t.collapse = 1;
   T_EQ_INT(spyR_tree_build(&t), 0);
+  T_EQ_INT(spyR_tree_materialize(&t), 0);
   check_tree(&t);
   T_EQ_INT(t.nn, 4); /* root, f, g, h */
   uint32_t f = spyR_tree_find_top(&t, 1);
@@ -300,12 +302,14 @@ static void t_collapse(void) {
   /* Uncollapsed it is the profile's own chain, node for node. */
   t.collapse = 0;
   T_EQ_INT(spyR_tree_build(&t), 0);
+  T_EQ_INT(spyR_tree_materialize(&t), 0);
   T_EQ_INT(t.nn, 6);
   check_tree(&t);
   /* Inverted and collapsed: h's callers are g, then f, once each. */
   t.inverted = 1;
   t.collapse = 1;
   T_EQ_INT(spyR_tree_build(&t), 0);
+  T_EQ_INT(spyR_tree_materialize(&t), 0);
   check_tree(&t);
   uint32_t h = spyR_tree_find_top(&t, 3);
   T_ASSERT(h != SPY_NONE);
@@ -447,7 +451,7 @@ static void t_stable_ids(void) {
   T_EQ_INT(spyR_tree_open_heavy(&t, 2.0), 0);
   /* Open the last row with children, put the cursor on the last row. */
   size_t r = t.nrows;
-  while (r-- > 0 && !t.n[t.row[r].node].nkids) {
+  while (r-- > 0 && !spyR_tree_nshown(&t, t.row[r].node)) {
   }
   T_ASSERT(r < t.nrows);
   T_EQ_INT(spyR_tree_set(&t, t.row[r].node, 1), 0);
@@ -485,6 +489,7 @@ static void t_expansion(void) {
   spyR_tree t;
   spyR_tree_init(&t, p);
   T_EQ_INT(spyR_tree_build(&t), 0);
+  T_EQ_INT(spyR_tree_materialize(&t), 0);
   unsigned char *want = calloc(t.nn, 1);
   T_ASSERT(want);
   for (int round = 0; round < 4; round++) {
@@ -568,6 +573,7 @@ static void t_screens(void) {
   /* G: the callers view; again: back. */
   keys(&a, "G");
   T_EQ_INT(a.tree.inverted, 1);
+  T_EQ_INT(spyR_tree_materialize(&a.tree), 0);
   check_tree(&a.tree);
   keys(&a, "G");
   T_EQ_INT(a.tree.inverted, 0);

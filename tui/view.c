@@ -895,9 +895,10 @@ static void tree_body(screen *s, int y0, int h) {
       continue;
     }
     uint32_t n = t->row[r].node;
-    const spyR_tnode *nd = &t->n[n];
-    /* The marker in a fixed column, then the report's row. */
+    /* The marker in a fixed column, then the report's row (counting the
+    ** children may make them, moving t->n: nd after). */
     int kids = spyR_tree_nshown(t, n) > 0;
+    const spyR_tnode *nd = &t->n[n];
     spyR_buf_puts(b, !kids ? "  " : spyR_tree_expanded(t, n) ? "- " : "+ ");
     spyR_tree_guides(t, r, wrap, b);
     pct_ms(b, nd->total_ns, t->base_ns);
