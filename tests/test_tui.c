@@ -522,6 +522,206 @@ static void t_expansion(void) {
   spy_profile_free(p);
 }
 
+/* The lazy views against a reference computed the plain way, with no
+** code in common with report/tview.c: every profile node's path in the
+** view is worked out on its own (walking up the profile to the process
+** root, then applying the view's rule), and its self time is added to
+** every prefix of that path (totals) and to the path itself (self). The
+** fully made tree must have exactly these nodes (a path hash each: 64
+** bits, a collision among these few thousand paths has odds about 2^-40)
+** with exactly these four numbers; with a threshold and everything
+** expanded, the rows must be exactly the reference paths at or above the
+** threshold, each under its parent, siblings heaviest first (siblings of
+** equal totals may come in either order). */
+typedef struct rent {
+  uint64_t key, parent, total, self, tal, stal;
+  uint32_t depth;
+} rent;
+
+typedef struct rmap {
+  rent *e;
+  size_t cap, n;
+} rmap;
+
+static uint64_t rmix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdu;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53u;
+  return x ^ (x >> 33);
+}
+
+static rent *rget(rmap *m, uint64_t key) {
+  for (size_t i = key & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+    if (m->e[i].key == key || !m->e[i].key) return m->e[i].key ? &m->e[i]
+                                                               : NULL;
+}
+
+/* The child of path `key` by frame f, made on first use. */
+static uint64_t rchild(rmap *m, uint64_t key, uint32_t f) {
+  uint64_t c = rmix(key * 1000003u + f + 1) | 1;
+  if (rget(m, c)) return c;
+  if (2 * (m->n + 1) > m->cap) {
+    rmap g = {calloc(2 * m->cap, sizeof *g.e), 2 * m->cap, 0};
+    T_ASSERT(g.e);
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->e[i].key) {
+        size_t j = m->e[i].key & (g.cap - 1);
+        while (g.e[j].key) j = (j + 1) & (g.cap - 1);
+        g.e[j] = m->e[i];
+      }
+    g.n = m->n;
+    free(m->e);
+    *m = g;
+  }
+  size_t j = c & (m->cap - 1);
+  while (m->e[j].key) j = (j + 1) & (m->cap - 1);
+  m->e[j] = (rent){c, key, 0, 0, 0, 0, rget(m, key)->depth + 1};
+  m->n++;
+  return c;
+}
+
+/* The reference view: every node's path by the view's rule, its self
+** added to the path and its totals to every prefix. */
+static rmap reference(const spy_profile *p, uint32_t proc, int inv, int col) {
+  rmap m = {calloc(4096, sizeof *m.e), 4096, 1};
+  T_ASSERT(m.e);
+  m.e[7] = (rent){7, 0, 0, 0, 0, 0, 0}; /* the root: key 7, slot 7 */
+  size_t nf = p->nframes;
+  uint64_t *onkey = calloc(nf, sizeof *onkey);
+  uint32_t *onst = calloc(nf, sizeof *onst), stamp = 0;
+  uint32_t *up = malloc((p->nnodes + 1) * sizeof *up);
+  T_ASSERT(onkey && onst && up);
+  for (uint32_t k = 0; k < p->nprocesses; k++) {
+    if (proc != SPYR_ALL && proc != k) continue;
+    for (uint32_t x = 0; x < p->nnodes; x++) {
+      size_t nu = 0;
+      uint32_t a = x;
+      for (; p->nodes[a].parent != SPY_NONE; a = p->nodes[a].parent)
+        up[nu++] = p->nodes[a].frame; /* x's frame first */
+      if (a != p->processes[k].root) continue;
+      const spy_node *nd = &p->nodes[x];
+      if (inv && nu && !nd->self_ns && !nd->self_tallies) continue;
+      uint64_t key = 7;
+      stamp++;
+      for (size_t i = 0; i < nu; i++) {
+        /* Inverted: the frames from x up; collapsed: each frame once.
+        ** Plain: from the top down; collapsed: a frame met before on the
+        ** way down goes back to the node its first occurrence made. */
+        uint32_t f = inv ? up[i] : up[nu - 1 - i];
+        if (col && onst[f] == stamp) {
+          if (!inv) key = onkey[f];
+          continue;
+        }
+        key = rchild(&m, key, f);
+        onst[f] = stamp;
+        onkey[f] = key;
+      }
+      rent *e = rget(&m, key);
+      e->self += nd->self_ns;
+      e->stal += nd->self_tallies;
+      for (;; e = rget(&m, e->parent)) {
+        e->total += nd->self_ns;
+        e->tal += nd->self_tallies;
+        if (e->key == 7) break;
+      }
+    }
+  }
+  free(onkey);
+  free(onst);
+  free(up);
+  return m;
+}
+
+/* The path key of every node of the made tree (parents come first). */
+static uint64_t *tree_keys(const spyR_tree *t) {
+  uint64_t *key = malloc((t->nn + 1) * sizeof *key);
+  T_ASSERT(key);
+  for (size_t i = 0; i < t->nn; i++) {
+    uint32_t par = t->n[i].parent;
+    T_ASSERT(par == SPY_NONE || par < i);
+    key[i] = par == SPY_NONE ? 7
+                             : rmix(key[par] * 1000003u + t->n[i].frame + 1) |
+                                   1;
+  }
+  return key;
+}
+
+static void t_lazy_views(void) {
+  for (unsigned round = 0; round < 6; round++) {
+    rng = 1000 + round;
+    /* Few frames: much recursion, and processes that share paths. */
+    spy_profile *p = random_profile(3, 700 + 300 * round, 6 + 3 * round,
+                                    round % 2);
+    for (uint32_t proc = 0; proc <= 3; proc++)
+      for (int inv = 0; inv < 2; inv++)
+        for (int col = 0; col < 2; col++) {
+          uint32_t sel = proc == 3 ? SPYR_ALL : proc;
+          rmap m = reference(p, sel, inv, col);
+          spyR_tree t;
+          spyR_tree_init(&t, p);
+          t.process = sel;
+          t.inverted = inv;
+          t.collapse = col;
+          T_EQ_INT(spyR_tree_build(&t), 0);
+          T_EQ_INT(spyR_tree_materialize(&t), 0);
+          T_EQ_INT(t.nn, m.n);
+          uint64_t *key = tree_keys(&t);
+          for (size_t i = 0; i < t.nn; i++) {
+            const rent *e = rget(&m, key[i]);
+            if (!e) T_FAIL("view %u/%d/%d: node %zu not in the reference",
+                           proc, inv, col, i);
+            T_EQ_INT(t.n[i].depth, e->depth);
+            T_EQ_INT(t.n[i].total_ns, e->total);
+            T_EQ_INT(t.n[i].self_ns, e->self);
+            T_EQ_INT(t.n[i].tallies, e->tal);
+            T_EQ_INT(t.n[i].self_tallies, e->stal);
+          }
+          free(key);
+          /* Rows, built lazily again from a fresh tree this time. */
+          spyR_tree_free(&t);
+          spyR_tree_init(&t, p);
+          t.process = sel;
+          t.inverted = inv;
+          t.collapse = col;
+          t.threshold_pct = 0.3;
+          T_EQ_INT(spyR_tree_build(&t), 0);
+          T_EQ_INT(spyR_tree_all(&t, 1), 0);
+          size_t want = 0;
+          for (size_t i = 0; i < m.cap; i++)
+            want += m.e[i].key && m.e[i].key != 7 &&
+                    (double)m.e[i].total >= t.min_ns;
+          T_EQ_INT(t.nrows, want);
+          key = tree_keys(&t);
+          /* By depth: the previous sibling's total (UINT64_MAX before the
+          ** first child of a row), the key of the row's ancestor. */
+          uint64_t *at = malloc((t.nn + 2) * sizeof *at);
+          uint64_t *pk = calloc(t.nn + 2, sizeof *pk);
+          T_ASSERT(at && pk);
+          at[1] = UINT64_MAX;
+          pk[0] = 7;
+          for (size_t r = 0; r < t.nrows; r++) {
+            uint32_t n = t.row[r].node, d = t.row[r].depth + 1;
+            const rent *e = rget(&m, key[n]);
+            T_ASSERT(e);
+            T_EQ_INT(e->depth, d);
+            T_ASSERT((double)e->total >= t.min_ns);
+            T_EQ_INT(e->parent, pk[d - 1]); /* under the row above it */
+            T_ASSERT(at[d] >= e->total); /* heaviest first */
+            at[d] = e->total;
+            at[d + 1] = UINT64_MAX;
+            pk[d] = e->key;
+          }
+          free(at);
+          free(pk);
+          free(key);
+          free(m.e);
+          spyR_tree_free(&t);
+        }
+    spy_profile_free(p);
+  }
+}
+
 /* A profile whose sibling links loop is an error, not a hang. */
 static void t_cycle(void) {
   spy_profile *p = random_profile(1, 50, 10, 0);
@@ -662,6 +862,7 @@ const struct spy_test t_tui[] = {
   {"tree_stable_ids", t_stable_ids, 0},
   {"tree_cycle", t_cycle, 0},
   {"tree_expansion", t_expansion, 0},
+  {"tree_lazy_views", t_lazy_views, 0},
   {"screens", t_screens, 0},
   {"empty", t_empty, 0},
   {"e2e", t_e2e, 900},
