@@ -27,7 +27,7 @@
 
 #include "profile/profile.h"
 #include "report/tree.h"
-#include "tui/view.h"
+#include "tui/keys.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -23,7 +23,7 @@
 #include "report/format.h"
 #include "report/tree.h"
 #include "report/walk.h"
-#include "tui/view.h"
+#include "tui/keys.h"
 
 /* ------------------------------------------------------------------------
 ** Profiles
