@@ -676,8 +676,117 @@ int spyR_tree_search(spyR_tree *t, const char *query) {
   return rc ? rc : (int)t->nmatch;
 }
 
+/* n/N while the match list is stale: step through the shown nodes below
+** the top in pre-order (forward) or reverse pre-order (backward) from the
+** cursor, wrapping, up to the first match; the cursor's node is tried
+** last. Only the nodes passed over are made: subtrees wholly on the far
+** side of the cursor are skipped. */
+typedef struct stepper {
+  uint32_t cur, found;
+  uint32_t *anc; /* anc[d]: the cursor's ancestor at depth d */
+  int phase;     /* 0: before the cursor, 1: past it, 2: wrapped */
+} stepper;
+
+#define FOUND (-1000) /* a visit's "stop: found" (not a SPY_E* code) */
+
+static int is_anc(const stepper *s, const spyR_tree *t, uint32_t c) {
+  return s->cur != SPY_NONE && t->n[c].depth < t->n[s->cur].depth &&
+         s->anc[t->n[c].depth] == c;
+}
+
+static int fwd_visit(spyR_tree *t, uint32_t c, void *ud) {
+  stepper *s = ud;
+  if (s->phase == 0) {
+    if (c == s->cur) s->phase = 1;
+    return c == s->cur || is_anc(s, t, c);
+  }
+  if (s->phase == 2 && c == s->cur) return FOUND;
+  if (!t->frame_hit[t->n[c].frame]) return 1;
+  s->found = c;
+  return FOUND;
+}
+
+/* The reverse walk: children last to first, each subtree before its node;
+** enter says whether to go into a node's subtree, and whether to visit
+** the node after it (2: both, 1: the node only, 0: neither). */
+static int bwd_enter(spyR_tree *t, uint32_t c, stepper *s) {
+  if (s->phase != 0) return 2;
+  if (is_anc(s, t, c)) return 2;
+  return c == s->cur ? 1 : 0;
+}
+
+static int bwd_leave(spyR_tree *t, uint32_t c, stepper *s) {
+  if (s->phase == 0) {
+    s->phase = 1; /* only the cursor's node is left in phase 0 */
+    return 0;
+  }
+  if (s->phase == 2 && c == s->cur) return FOUND;
+  if (!t->frame_hit[t->n[c].frame]) return 0;
+  s->found = c;
+  return FOUND;
+}
+
+static int rwalk(spyR_tree *t, uint32_t from, stepper *s) {
+  int rc = spyR_tree_kids(t, from);
+  if (rc) return rc;
+  size_t cap = 64, sp = 0;
+  uint32_t *stk = malloc(cap * sizeof *stk);
+  if (!stk) return SPY_ENOMEM;
+  stk[sp++] = from, stk[sp++] = t->n[from].nkids;
+  while (sp && rc == 0) {
+    uint32_t n = stk[sp - 2], j = stk[sp - 1];
+    if (j == 0) {
+      sp -= 2;
+      if (n != from) rc = bwd_leave(t, n, s);
+      continue;
+    }
+    uint32_t c = t->kid[t->n[n].kids + --stk[sp - 1]];
+    if (!spyR_tree_shown(t, c)) continue;
+    int e = bwd_enter(t, c, s);
+    if (!e) continue;
+    if (e == 2 && (rc = spyR_tree_kids(t, c)) != 0) break;
+    if (sp + 2 > cap) {
+      uint32_t *ns = realloc(stk, 2 * cap * sizeof *ns);
+      if (!ns) {
+        rc = SPY_ENOMEM;
+        break;
+      }
+      stk = ns;
+      cap *= 2;
+    }
+    stk[sp++] = c, stk[sp++] = e == 2 ? t->n[c].nkids : 0;
+  }
+  free(stk);
+  return rc;
+}
+
+static uint32_t step_match(spyR_tree *t, int dir) {
+  if (hits(t) < 0) return SPY_NONE;
+  stepper s = {spyR_tree_cur(t), SPY_NONE, NULL, 0};
+  if (s.cur == SPY_NONE) s.phase = 1;
+  else {
+    s.anc = malloc((t->n[s.cur].depth + 1) * sizeof *s.anc);
+    if (!s.anc) return SPY_NONE;
+    for (uint32_t a = s.cur; a != SPY_NONE; a = t->n[a].parent)
+      s.anc[t->n[a].depth] = a;
+  }
+  for (int pass = 0; pass < 2 && s.found == SPY_NONE; pass++) {
+    if (pass) s.phase = s.cur == SPY_NONE ? 1 : 2;
+    int rc = dir > 0 ? walk(t, t->top, t->min_ns, fwd_visit, &s)
+                     : rwalk(t, t->top, &s);
+    if (rc < 0 && rc != FOUND) break;
+    if (rc == FOUND) break;
+  }
+  free(s.anc);
+  if (s.found == SPY_NONE && s.cur != SPY_NONE &&
+      t->frame_hit[t->n[s.cur].frame])
+    return s.cur;
+  return s.found;
+}
+
 uint32_t spyR_tree_next_match(spyR_tree *t, int dir) {
-  if (t->match_stale && research(t) < 0) return SPY_NONE;
+  if (!t->query || !*t->query || !t->nn) return SPY_NONE;
+  if (t->match_stale) return step_match(t, dir);
   if (!t->nmatch) return SPY_NONE;
   uint32_t cn = spyR_tree_cur(t);
   uint32_t pre = cn == SPY_NONE ? 0 : t->n[cn].pre;

@@ -27,7 +27,7 @@ void spyR_tview_free(spyR_tindex *ix) {
   free(ix->ttal), free(ix->order), free(ix->oofs), free(ix->leaf);
   free(ix->lofs), free(ix->cofs), free(ix->ckid), free(ix->cself);
   free(ix->cstal), free(ix->ctot), free(ix->cttal), free(ix->gmark);
-  free(ix->gidx), free(ix->pmark), free(ix->scr);
+  free(ix->gidx), free(ix->pmark), free(ix->scr), free(ix->grp);
   free(ix);
 }
 
@@ -335,14 +335,8 @@ int spyR_tview_root(spyR_tree *t) {
 ** Expansion
 ** --------------------------------------------------------------------- */
 
-/* One group of an expansion: a child to be. */
-typedef struct group {
-  uint32_t frame, src, count, node;
-  uint64_t total, self, tallies, stal;
-} group;
-
 typedef struct groups {
-  group *g;
+  spyR_tgroup *g;
   size_t n, cap;
 } groups;
 
@@ -362,12 +356,12 @@ static uint32_t group_of(spyR_tindex *ix, groups *gs, uint32_t st, uint32_t f,
   if (ix->gmark[f] == st) return ix->gidx[f];
   if (gs->n == gs->cap) {
     size_t cap = gs->cap ? 2 * gs->cap : 64;
-    group *g = realloc(gs->g, cap * sizeof *g);
+    spyR_tgroup *g = realloc(gs->g, cap * sizeof *g);
     if (!g) return SPY_NONE;
     gs->g = g;
     gs->cap = cap;
   }
-  gs->g[gs->n] = (group){f, src, 0, 0, 0, 0, 0, 0};
+  gs->g[gs->n] = (spyR_tgroup){f, src, 0, 0, 0, 0, 0, 0};
   ix->gmark[f] = st;
   ix->gidx[f] = (uint32_t)gs->n;
   return (uint32_t)gs->n++;
@@ -396,7 +390,7 @@ static int make_kids(spyR_tree *t, uint32_t n, groups *gs) {
   t->n[n].kids = (uint32_t)t->nkid;
   t->n[n].nkids = (uint32_t)gs->n;
   for (size_t j = 0; j < gs->n; j++) {
-    group *g = &gs->g[j];
+    spyR_tgroup *g = &gs->g[j];
     uint32_t c = new_node(t, n, g->frame);
     spyR_tnode *nd = &t->n[c];
     nd->src = g->src;
@@ -426,7 +420,7 @@ static int expand_down(spyR_tree *t, uint32_t n, groups *gs) {
       uint32_t c = kid[k];
       uint32_t j = group_of(ix, gs, st, nodes[c].frame, c);
       if (j == SPY_NONE) return SPY_ENOMEM;
-      group *g = &gs->g[j];
+      spyR_tgroup *g = &gs->g[j];
       g->count++;
       g->total += tot[c];
       g->tallies += tal[c];
@@ -474,7 +468,7 @@ static int expand_up(spyR_tree *t, uint32_t n, groups *gs) {
     if (x == SPY_NONE) continue;
     uint32_t j = group_of(ix, gs, st, nodes[x].frame, x);
     if (j == SPY_NONE) return SPY_ENOMEM;
-    group *g = &gs->g[j];
+    spyR_tgroup *g = &gs->g[j];
     g->count++;
     g->total += nodes[m.leaf].self_ns;
     g->tallies += nodes[m.leaf].self_tallies;
@@ -496,9 +490,12 @@ static int expand_up(spyR_tree *t, uint32_t n, groups *gs) {
 
 int spyR_tview_expand(spyR_tree *t, uint32_t n) {
   if (n >= t->nn || t->n[n].known) return 0;
-  groups gs = {0};
+  /* The groups' array is kept from one expansion to the next: most nodes
+  ** have a child or two, and a million of them are made for a search. */
+  groups gs = {t->ix->grp, 0, t->ix->capgrp};
   int rc = t->built_inverted ? expand_up(t, n, &gs) : expand_down(t, n, &gs);
-  free(gs.g);
+  t->ix->grp = gs.g;
+  t->ix->capgrp = gs.cap;
   if (rc == 0) t->n[n].known = 1;
   return rc;
 }

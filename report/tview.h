@@ -49,6 +49,12 @@ static inline uint64_t spyR_mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/* One group of an expansion: a child to be. */
+typedef struct spyR_tgroup {
+  uint32_t frame, src, count, node;
+  uint64_t total, self, tallies, stal;
+} spyR_tgroup;
+
 /* The per-profile index (see above). Arrays are per profile node unless
 ** said otherwise. */
 typedef struct spyR_tindex {
@@ -66,9 +72,11 @@ typedef struct spyR_tindex {
   /* Per-frame scratch of one expansion (stamped, so never cleared). */
   uint32_t *gmark, *gidx, *pmark;
   uint32_t stamp;
-  /* Per-member scratch of one expansion. */
+  /* Per-member and per-group scratch of one expansion. */
   uint32_t *scr;
   size_t capscr;
+  spyR_tgroup *grp;
+  size_t capgrp;
 } spyR_tindex;
 
 /* Make t->ix the index of t->p (building it when missing or made for

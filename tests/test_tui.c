@@ -381,7 +381,8 @@ static void t_matches_report(void) {
 
 /* Search: the matches are exactly the expanded tree's rows whose label
 ** contains the query (any case), in reading order; n walks them in that
-** order and wraps; N walks back; every match is revealed when visited. */
+** order and wraps; N walks back; every match is revealed when visited.
+** The same holds when n/N step without the list (it went stale). */
 static void t_search(void) {
   spy_profile *p = random_profile(2, 2000, 30, 0);
   const char *queries[] = {"method3", "CLASS1", "prim", "nothing-like-it"};
@@ -431,6 +432,34 @@ static void t_search(void) {
       size_t at = 0;
       while (exp[at] != cur) at++;
       T_EQ_INT(spyR_tree_next_match(&t, -1), exp[(at + nexp - 1) % nexp]);
+      /* With the list stale (a rebuild since the search), n and N step
+      ** through a tree made afresh, making nodes as they go, and meet the
+      ** same matches (by id) in the same order, both ways round. */
+      spyR_tree u;
+      spyR_tree_init(&u, p);
+      u.threshold_pct = 0.2;
+      T_EQ_INT(spyR_tree_build(&u), 0);
+      T_EQ_INT(spyR_tree_search(&u, queries[qi]), nexp);
+      T_EQ_INT(spyR_tree_build(&u), 0);
+      T_ASSERT(u.match_stale);
+      u.cursor = 0;
+      start = u.n[spyR_tree_cur(&u)].id == t.n[exp[0]].id ? 1 : 0;
+      for (size_t i = 0; i < nexp + 1; i++) {
+        uint32_t m = spyR_tree_next_match(&u, 1);
+        T_ASSERT(m != SPY_NONE);
+        T_EQ_INT(u.n[m].id, t.n[exp[(i + start) % nexp]].id);
+        T_EQ_INT(spyR_tree_reveal(&u, m), 0);
+        T_EQ_INT(spyR_tree_cur(&u), m);
+      }
+      at = (nexp + start) % nexp; /* the last one visited */
+      for (size_t i = 1; i < nexp + 2; i++) {
+        uint32_t m = spyR_tree_next_match(&u, -1);
+        T_ASSERT(m != SPY_NONE);
+        T_EQ_INT(u.n[m].id, t.n[exp[(at + (nexp + 1) * nexp - i) % nexp]].id);
+        T_EQ_INT(spyR_tree_reveal(&u, m), 0);
+      }
+      T_ASSERT(u.match_stale);
+      spyR_tree_free(&u);
     }
     free(exp);
     spyR_tree_free(&t);

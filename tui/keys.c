@@ -154,6 +154,12 @@ static void go_match(spyT_app *a, int dir) {
     return;
   }
   oops(a, spyR_tree_reveal(t, m));
+  if (t->match_stale) {
+    /* The view changed since the search: n/N stepped to the match
+    ** without counting them all (/ Enter counts them again). */
+    say(a, "match for '%s' (n/N)", t->query);
+    return;
+  }
   size_t k = 0;
   while (k < t->nmatch && t->match[k] != m) k++;
   say(a, "match %zu of %zu for '%s' (n/N)", k + 1, t->nmatch, t->query);
