@@ -298,6 +298,10 @@ int main(int argc, char **argv) {
     {"5 (Steps)", {'5'}},
     {"1 (Tree)", {'1'}},
     {"n (after T 0: the search covers every node)", {'n'}},
+    {"/ method77 Enter (T 0: every node made)", {'/', 'm', 'e', 't', 'h', 'o',
+                                                 'd', '7', '7', SPYT_K_ENTER}},
+    {"E (T 0: every node made and shown)", {'E'}},
+    {"C (after that)", {'C'}},
     {"? (help; any key closes it)", {'?'}},
   };
   int missed = 0;

@@ -621,10 +621,12 @@ static int hits(spyR_tree *t) {
   t->frame_hit = malloc(p->nframes + 1);
   t->hit_query = strdup(t->query);
   if (!t->frame_hit || !t->hit_query) return SPY_ENOMEM;
+  t->nhit = 0;
   for (size_t i = 0; i < p->nframes; i++) {
     spyR_buf_clear(&t->lab);
     spyR_label(&t->lab, p, (uint32_t)i);
     t->frame_hit[i] = (unsigned char)contains(spyR_buf_str(&t->lab), t->query);
+    t->nhit += t->frame_hit[i];
   }
   t->hit_p = p;
   return 0;
@@ -635,8 +637,12 @@ typedef struct matcher {
   size_t cap;
 } matcher;
 
+#define FOUND (-1000)   /* a visit's "stop: found" (not a SPY_E* code) */
+#define TOO_BIG (-1001) /* a visit's "stop: past the search budget" */
+
 static int match_visit(spyR_tree *t, uint32_t c, void *ud) {
   matcher *m = ud;
+  if (t->search_budget && m->pre >= t->search_budget) return TOO_BIG;
   t->n[c].pre = ++m->pre;
   if (!t->frame_hit[t->n[c].frame]) return 1;
   if (t->nmatch == m->cap) {
@@ -650,7 +656,8 @@ static int match_visit(spyR_tree *t, uint32_t c, void *ud) {
 }
 
 /* Make the matches for the current query: every shown node below the top
-** whose frame's label matches, in pre-order (numbering the nodes). */
+** whose frame's label matches, in pre-order (numbering the nodes). Past
+** t->search_budget nodes the list is left stale (TOO_BIG). */
 static int research(spyR_tree *t) {
   t->nmatch = 0;
   t->match_stale = 0;
@@ -663,8 +670,11 @@ static int research(spyR_tree *t) {
   t->n[t->top].pre = 0;
   rc = walk(t, t->top, t->min_ns, match_visit, &m);
   if (rc) t->nmatch = 0;
+  if (rc == TOO_BIG) t->match_stale = 1;
   return rc;
 }
+
+static uint32_t step_match(spyR_tree *t, int dir);
 
 int spyR_tree_search(spyR_tree *t, const char *query) {
   free(t->query);
@@ -673,7 +683,9 @@ int spyR_tree_search(spyR_tree *t, const char *query) {
   if (!query || !*query) return 0;
   if (!(t->query = strdup(query))) return SPY_ENOMEM;
   int rc = research(t);
-  return rc ? rc : (int)t->nmatch;
+  if (rc != TOO_BIG) return rc ? rc : (int)t->nmatch;
+  /* Too many nodes to count the matches: is there one at all? */
+  return step_match(t, 1) != SPY_NONE;
 }
 
 /* n/N while the match list is stale: step through the shown nodes below
@@ -686,8 +698,6 @@ typedef struct stepper {
   uint32_t *anc; /* anc[d]: the cursor's ancestor at depth d */
   int phase;     /* 0: before the cursor, 1: past it, 2: wrapped */
 } stepper;
-
-#define FOUND (-1000) /* a visit's "stop: found" (not a SPY_E* code) */
 
 static int is_anc(const stepper *s, const spyR_tree *t, uint32_t c) {
   return s->cur != SPY_NONE && t->n[c].depth < t->n[s->cur].depth &&
@@ -761,7 +771,7 @@ static int rwalk(spyR_tree *t, uint32_t from, stepper *s) {
 }
 
 static uint32_t step_match(spyR_tree *t, int dir) {
-  if (hits(t) < 0) return SPY_NONE;
+  if (hits(t) < 0 || !t->nhit) return SPY_NONE;
   stepper s = {spyR_tree_cur(t), SPY_NONE, NULL, 0};
   if (s.cur == SPY_NONE) s.phase = 1;
   else {

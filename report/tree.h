@@ -136,12 +136,17 @@ typedef struct spyR_tree {
   size_t cursor;
 
   /* Search: the query and the matching nodes in pre-order; match_stale:
-  ** the list must be made again before use (spyR_tree_next_match does). */
+  ** the list is out of date (n/N then step through the tree instead).
+  ** search_budget: the most nodes a search goes through to list and count
+  ** the matches (0: no limit; the browser sets one, so that `/` on a huge
+  ** view with no threshold stays quick: past it the list is left stale). */
   char *query;
   uint32_t *match;
   size_t nmatch;
   int match_stale;
+  size_t search_budget;
   unsigned char *frame_hit; /* per frame: its label matches the query */
+  size_t nhit;              /* frames that match */
 
   /* The label test per frame is kept for this query and profile. */
   char *hit_query;
@@ -220,7 +225,9 @@ SPY_INTERNAL uint32_t spyR_tree_find_top(spyR_tree *t, uint32_t frame);
 /* Search: set the query (case-insensitive substring of the label; NULL or
 ** "" clears it) and collect every visible-under-threshold node below the
 ** top whose label matches, in pre-order (reading order with everything
-** expanded). Returns the number of matches or SPY_ENOMEM. */
+** expanded). Returns the number of matches or SPY_ENOMEM; past
+** t->search_budget nodes, 1 if there is a match at all (0 if not) with
+** the list left stale. */
 SPY_INTERNAL int spyR_tree_search(spyR_tree *t, const char *query);
 /* The next (dir > 0) or previous match after the cursor's node in
 ** pre-order, wrapping; SPY_NONE when there are no matches. Makes the

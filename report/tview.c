@@ -304,7 +304,12 @@ int spyR_tview_root(spyR_tree *t) {
   for (uint32_t k = 0; k < p->nprocesses; k++)
     if (selected(t, k))
       nm += t->built_inverted ? ix->lofs[k + 1] - ix->lofs[k] : 1;
-  int rc = reserve(t, 1, nm);
+  /* A callee view has at most a node and a member per profile node: room
+  ** for all at once, so that making the whole view (E with no threshold,
+  ** a search) never copies the arrays as they grow. Pages nobody touches
+  ** cost nothing. */
+  int rc = reserve(t, t->built_inverted ? 1 : p->nnodes + 1,
+                   t->built_inverted ? nm : p->nnodes + 1);
   if (rc) return rc;
   uint32_t frame = t->built_process == SPYR_ALL
                        ? SPY_NONE
