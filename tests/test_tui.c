@@ -461,6 +461,23 @@ static void t_search(void) {
       T_ASSERT(u.match_stale);
       spyR_tree_free(&u);
     }
+    /* Past the search budget: 1 if there is a match at all (0 if not),
+    ** the list left stale, and n goes to the first match. */
+    spyR_tree v;
+    spyR_tree_init(&v, p);
+    v.threshold_pct = 0.2;
+    v.search_budget = 3;
+    T_EQ_INT(spyR_tree_build(&v), 0);
+    T_EQ_INT(spyR_tree_search(&v, queries[qi]), nexp ? 1 : 0);
+    T_ASSERT(v.match_stale);
+    v.cursor = 0;
+    uint32_t m = spyR_tree_next_match(&v, 1);
+    if (!nexp) T_EQ_INT(m, SPY_NONE);
+    else {
+      size_t first = v.n[spyR_tree_cur(&v)].id == t.n[exp[0]].id ? 1 : 0;
+      T_EQ_INT(v.n[m].id, t.n[exp[first % nexp]].id);
+    }
+    spyR_tree_free(&v);
     free(exp);
     spyR_tree_free(&t);
   }
