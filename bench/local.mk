@@ -16,10 +16,10 @@ bench_bench_overhead_LDADD = libspyon_core.la
 
 # The accuracy benchmark measures against the tests' ground-truth host.
 bench_bench_accuracy_SOURCES = bench/bench_accuracy.c
-bench_bench_accuracy_LDADD = tests/gt/libgthost.la libspyon_core.la -lm
+bench_bench_accuracy_LDADD = tests/gt/libgthost.la libspyon_tools_core.la libspyon_core.la -lm
 
 bench_bench_deep_SOURCES = bench/bench_deep.c
-bench_bench_deep_LDADD = tests/gt/libgthost.la libspyon_core.la -lm
+bench_bench_deep_LDADD = tests/gt/libgthost.la libspyon_tools_core.la libspyon_core.la -lm
 
 bench_bench_ingest_SOURCES = bench/bench_ingest.c
 bench_bench_ingest_LDADD = libspyon_core.la
@@ -36,7 +36,7 @@ bench_spy_disabled_CPPFLAGS = $(AM_CPPFLAGS) -DSPY_DISABLE
 noinst_PROGRAMS += bench/bench_costs
 bench_bench_costs_SOURCES = bench/bench_costs.c
 bench_bench_costs_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS)
-bench_bench_costs_LDADD = libspyon_core.la $(GSL_LIBS) -lm
+bench_bench_costs_LDADD = libspyon_tools_core.la libspyon_core.la $(GSL_LIBS) -lm
 
 # The Smalltalk host against Lua (bench/st/README.md).
 EXTRA_DIST += bench/run.sh bench/cost.sh bench/README.md \

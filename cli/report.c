@@ -16,10 +16,10 @@
 
 #include <spyon.h>
 #include <spyon/cost.h>
-#include <spyon/profile.h>
+#include <spyon/report.h>
 
 #include "cli/cli.h"
-#include "report/report.h"
+#include <spyon/report.h>
 
 typedef struct report_opts {
   const char *out;
@@ -58,7 +58,7 @@ static int fmt_speedscope(FILE *f, void *ctx) {
 }
 
 static int fmt_svg(FILE *f, void *ctx) {
-  return spyR_write_svg(((report_job *)ctx)->p, f, NULL);
+  return spy_report_svg(((report_job *)ctx)->p, f, NULL);
 }
 
 /* pprof is gzip data: not for a terminal. */
@@ -68,7 +68,7 @@ static int fmt_pprof(FILE *f, void *ctx) {
                     "redirect stdout (> profile.pb.gz)\n");
     return SPY_EINVAL;
   }
-  return spyR_write_pprof(((report_job *)ctx)->p, f);
+  return spy_report_pprof(((report_job *)ctx)->p, f);
 }
 
 /* The formats of `spyon report --format`: one entry each. */
@@ -193,8 +193,8 @@ static int write_diff(FILE *f, void *ctx) {
   spy_report_options_init(&ro);
   ro.threshold_pct = j->o->threshold;
   switch (j->o->format) {
-  case 1: return spyR_write_diff_json(j->p[0], j->p[1], f);
-  case 2: return spyR_write_diff_folded(j->p[0], j->p[1], f);
+  case 1: return spy_report_diff_json(j->p[0], j->p[1], f);
+  case 2: return spy_report_diff_folded(j->p[0], j->p[1], f);
   default: return spy_report_diff(j->p[0], j->p[1], f, &ro);
   }
 }
@@ -251,7 +251,7 @@ int cli_merge(int argc, char **argv) {
   int status = 0;
   for (int i = 0; i < a.npos && !status; i++) status = load(a.pos[i], &p[i]);
   if (!status) {
-    rc = spyR_merge((const spy_profile *const *)p, (size_t)a.npos, &m);
+    rc = spy_profile_merge((const spy_profile *const *)p, (size_t)a.npos, &m);
     char err[512];
     if (rc == SPY_EINVAL) {
       fprintf(stderr, "spyon merge: the profiles were taken in different "

@@ -25,7 +25,7 @@
 
 #include <spyon.h>
 #include <spyon/cost.h>
-#include <spyon/profile.h>
+#include <spyon/report.h>
 
 #include "cli/cli.h"
 #include "profile/atomic.h"
@@ -217,8 +217,10 @@ static int emit(spy_profile *p, const cli_run_opts *o) {
   return cli_write_to("spyon", NULL, write_report, &e);
 }
 
-/* "spyon SCRIPT ARGS..." for the header, with the script's arguments. */
-static void set_command(spy_profile *p, int argc, char **argv) {
+/* A profile taken in this run, made ready to show: its native frames
+** named, "spyon SCRIPT ARGS..." for the header. */
+static void finish(spy_profile *p, int argc, char **argv) {
+  spy_profile_symbolize(p);
   size_t n = 16;
   for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
   char *cmd = malloc(n);
@@ -263,7 +265,7 @@ void cli_run_report_now(spy_profile *p) {
     return;
   }
   cur_reported = 1;
-  set_command(p, cur_argc, cur_argv);
+  finish(p, cur_argc, cur_argv);
   emit(p, cur_opts);
   spy_profile_free(p);
   fflush(stdout);
@@ -340,7 +342,7 @@ int cli_run(int argc, char **argv) {
     spy_profile_free(p);
     p = NULL;
   } else if (p) {
-    set_command(p, argc - a.rest, argv + a.rest);
+    finish(p, argc - a.rest, argv + a.rest);
     if (o.browse || o.live) {
       /* Saved with -o; browsed (--browse), or already seen (--live). */
       if (o.out && emit(p, &o) && !status) status = 1;

@@ -1,8 +1,8 @@
-# cost: per-primitive cost regression (docs/costs.md). The fitting is
-# library code on GSL; plotting needs cairo and goes into the spyon program
+# cost (tools library): per-primitive cost regression (docs/costs.md). The
+# fitting is library code on GSL; plotting needs cairo and goes into the spyon program
 # only, so that libspyon never links cairo. Paths from the top directory.
 
-libspyon_core_la_SOURCES += cost/util.c cost/util.h cost/expr.c \
+libspyon_tools_core_la_SOURCES += cost/util.c cost/util.h cost/expr.c \
 	cost/expr.h cost/data.c cost/data.h cost/csv.c cost/solve.c \
 	cost/solve.h cost/quantile.c cost/quantile.h cost/models.c \
 	cost/models.h cost/select.c cost/select.h cost/bootstrap.c \

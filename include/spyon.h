@@ -304,6 +304,20 @@ SPY_API int spy_running(const spy_profiler *p);
 ** of the last drain) or stopped. Returns 0, SPY_EINVAL, SPY_ENOMEM. */
 SPY_API int spy_profile_take(spy_profiler *p, spy_profile **out);
 
+/* Free a profile and everything it owns. NULL is a no-op. */
+SPY_API void spy_profile_free(spy_profile *p);
+
+/* Set the command line shown in the header (copied). 0 or SPY_ENOMEM. */
+SPY_API int spy_profile_set_command(spy_profile *p, const char *command);
+
+/* Save to path in the binary format of docs/format.md, atomically (a
+** temporary file in the same directory, fsync, rename: an existing file is
+** replaced whole or not at all). Returns 0, or a negative code with a
+** one-line message in err (may be NULL). Reading profiles back, reports and
+** exports are in the tools library (<spyon/profile.h>, <spyon/report.h>). */
+SPY_API int spy_profile_save(const spy_profile *p, const char *path,
+                             char *err, size_t errlen);
+
 /* Counters for the health line of a report, readable at any time. */
 typedef struct spy_counters {
   uint64_t samples;        /* samples aggregated */
@@ -316,48 +330,6 @@ typedef struct spy_counters {
   uint64_t frames_walked;  /* frames the walkers pushed, all walks */
 } spy_counters;
 SPY_API int spy_counters_get(const spy_profiler *p, spy_counters *out);
-
-/* ------------------------------------------------------------------------
-** Reports (the text layout of seed 004's second report)
-** --------------------------------------------------------------------- */
-
-typedef struct spy_report_options {
-  double threshold_pct; /* hide tree nodes below this share; default 0.5 */
-  unsigned leaves;      /* leaves listed at most; default 40 */
-  unsigned longest;     /* longest single steps listed; default 10 */
-  int sections;         /* SPY_REPORT_* bits; default all */
-  int width;            /* columns for names; 0: no limit */
-} spy_report_options;
-
-#define SPY_REPORT_TREE 1
-#define SPY_REPORT_LEAVES 2
-#define SPY_REPORT_PRIMS 4
-#define SPY_REPORT_LONGEST 8
-#define SPY_REPORT_GC 16
-#define SPY_REPORT_REGIONS 32
-#define SPY_REPORT_ALL 63
-
-SPY_API void spy_report_options_init(spy_report_options *o);
-
-/* Write the text report of *p to f. Returns 0, SPY_EINVAL or SPY_EIO. */
-SPY_API int spy_report_text(const spy_profile *p, FILE *f,
-                            const spy_report_options *o);
-
-/* Exports. Each only reads p and returns 0, SPY_EINVAL, SPY_ENOMEM or
-** SPY_EIO (a write error on f). See docs/report.md.
-** Folded stacks (flamegraph.pl's input): "process;root;...;leaf N" per
-** node with self time, N in microseconds (tallies: 0) or samples (1). */
-SPY_API int spy_report_folded(const spy_profile *p, FILE *f, int tallies);
-/* speedscope's file format: one sampled profile per process, weights in
-** nanoseconds; name is the document's name (NULL: the profile's command). */
-SPY_API int spy_report_speedscope(const spy_profile *p, FILE *f,
-                                  const char *name);
-/* Where the time changed from before to after: self and total time per
-** frame, ranked by absolute change, each with its sampling-noise interval
-** (docs/report.md, "Profile diff"). */
-SPY_API int spy_report_diff(const spy_profile *before,
-                            const spy_profile *after, FILE *f,
-                            const spy_report_options *o);
 
 #ifdef __cplusplus
 }

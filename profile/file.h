@@ -1,8 +1,10 @@
 /*
 ** profile/file.h: the binary profile file, internals (spyP_).
 **
-** The public entry points (spy_profile_save, spy_profile_load,
-** spy_profile_load_mem) are declared in <spyon/profile.h>; the layout is
+** The writer (profile/save.c, runtime library: spy_profile_save, declared
+** in <spyon.h>) and the reader (profile/load.c, tools library:
+** spy_profile_load, spy_profile_load_mem in <spyon/profile.h>) share these
+** definitions; the layout is
 ** specified in docs/format.md. These internals let the tests and the fuzz
 ** target reach the encoder and the loader without going through a file.
 */
@@ -13,7 +15,8 @@
 
 /* "SPYON\r\n\x1a": as in PNG, the CR LF and ^Z make a file damaged by a
 ** text-mode transfer fail at the magic rather than somewhere later. */
-SPY_INTERNAL extern const unsigned char spyP_magic[8];
+static const unsigned char spyP_magic[8] = {'S', 'P', 'Y', 'O',
+                                            'N', '\r', '\n', 0x1a};
 
 /* The fixed preamble: magic (8 bytes), version (u32), CRC-32 (u32), body
 ** length (u64), then the body. The CRC covers everything from SPYP_PRE_LEN
@@ -40,7 +43,9 @@ enum {
   SPYP_SEC_GC,
   SPYP_SEC_LAST = SPYP_SEC_GC,
   /* Optional sections, after the required ones (older readers skip them). */
-  SPYP_SEC_NATIVES = 10 /* native stacks inside primitives */
+  SPYP_SEC_NATIVES = 10, /* native stacks inside primitives */
+  SPYP_SEC_MODULES = 11, /* native frames' modules and addresses */
+  SPYP_SEC_OPT_LAST = SPYP_SEC_MODULES
 };
 
 /* Loader flags. SPYP_LOAD_NOCRC skips the checksum comparison so that a

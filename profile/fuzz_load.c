@@ -18,6 +18,7 @@
 #include "profile/file.h"
 
 #include <spyon.h>
+#include <spyon/report.h>
 
 #include <stdint.h>
 #include <stdio.h>

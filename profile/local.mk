@@ -1,8 +1,11 @@
-# profile: the shared data model, its file format and JSON export.
+# profile: the shared data model and its file format. The runtime builds
+# and saves profiles (profile.c: the arena; save.c: the writer; atomic.c:
+# replace a file whole); the tools load them (load.c). jsonw.c is the one
+# JSON string writer of the whole project (the JSON export is report/json.c).
 libspyon_core_la_SOURCES += profile/profile.c profile/profile.h \
-	profile/atomic.c profile/atomic.h \
-	profile/file.c profile/file.h profile/validate.c \
-	profile/json.c profile/jsonw.c profile/jsonw.h
+	profile/atomic.c profile/atomic.h profile/save.c profile/file.h
+libspyon_tools_core_la_SOURCES += profile/load.c profile/jsonw.c \
+	profile/jsonw.h
 
 # The JSON string writer, for the fuzz targets of the folders that use it.
 profile_jsonw_sources = $(top_srcdir)/profile/jsonw.c
@@ -13,8 +16,8 @@ profile_jsonw_sources = $(top_srcdir)/profile/jsonw.c
 #   profile/fuzz_load -max_total_time=300 fuzz-corpus \
 #       $(top_srcdir)/tests/data/profile
 profile_fuzz_sources = $(top_srcdir)/profile/fuzz_load.c \
-	$(top_srcdir)/profile/file.c $(top_srcdir)/profile/validate.c \
-	$(top_srcdir)/profile/json.c $(profile_jsonw_sources) \
+	$(top_srcdir)/profile/save.c $(top_srcdir)/profile/load.c \
+	$(top_srcdir)/report/json.c $(profile_jsonw_sources) \
 	$(top_srcdir)/profile/atomic.c $(report_fuzz_sources) \
 	$(top_srcdir)/profile/profile.c
 EXTRA_DIST += profile/fuzz_load.c

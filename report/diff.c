@@ -30,9 +30,10 @@
 #include "config.h"
 
 #include <spyon.h>
+#include <spyon/report.h>
 
 #include "report/format.h"
-#include "report/report.h"
+#include <spyon/report.h>
 #include "report/walk.h"
 
 #include <math.h>
@@ -336,7 +337,7 @@ static void text_table(FILE *f, const char *title, const line *l, size_t n,
   if (!shown) fputs("(no frame at or above the threshold)\n", f);
 }
 
-int spyR_write_diff(const spy_profile *a, const spy_profile *b, FILE *f,
+int spy_report_diff(const spy_profile *a, const spy_profile *b, FILE *f,
                     const spy_report_options *o) {
   spy_report_options def;
   if (!a || !b || !f) return SPY_EINVAL;
@@ -398,7 +399,7 @@ static void json_lines(spyR_buf *j, const line *l, size_t n, double z) {
   spyR_buf_puts(j, "]}");
 }
 
-int spyR_write_diff_json(const spy_profile *a, const spy_profile *b,
+int spy_report_diff_json(const spy_profile *a, const spy_profile *b,
                          FILE *f) {
   if (!a || !b || !f) return SPY_EINVAL;
   table t = {0};
@@ -472,7 +473,7 @@ static int split_folded(char *text, int which, fline **v, size_t *n,
   return 0;
 }
 
-int spyR_write_diff_folded(const spy_profile *a, const spy_profile *b,
+int spy_report_diff_folded(const spy_profile *a, const spy_profile *b,
                            FILE *f) {
   if (!a || !b || !f) return SPY_EINVAL;
   char *text[2] = {NULL, NULL};
@@ -486,7 +487,7 @@ int spyR_write_diff_folded(const spy_profile *a, const spy_profile *b,
       rc = SPY_ENOMEM;
       break;
     }
-    rc = spyR_write_folded(s ? b : a, m, SPYR_WEIGHT_US);
+    rc = spy_report_folded(s ? b : a, m, 0);
     if (fclose(m) != 0 && rc == 0) rc = SPY_ENOMEM;
     if (rc == 0) rc = split_folded(text[s], s, &v, &n, &cap);
   }
@@ -512,10 +513,4 @@ int spyR_write_diff_folded(const spy_profile *a, const spy_profile *b,
   free(text[1]);
   if (fflush(f) != 0 || ferror(f)) return rc ? rc : SPY_EIO;
   return rc;
-}
-
-/* The public name (include/spyon.h). */
-int spy_report_diff(const spy_profile *before, const spy_profile *after,
-                    FILE *f, const spy_report_options *o) {
-  return spyR_write_diff(before, after, f, o);
 }

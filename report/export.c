@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include "report/format.h"
-#include "report/report.h"
+#include <spyon/report.h>
 #include "report/walk.h"
 
 #include <stdlib.h>
@@ -44,7 +44,7 @@ static int path_set(path *pa, unsigned depth, uint32_t node) {
 ** each label is formatted once however deep the tree. */
 typedef struct folded {
   FILE *f;
-  spyR_weight weight;
+  int tallies; /* weights: 1 self samples, 0 self microseconds */
   size_t *off;
   size_t cap;
   spyR_buf line, lab;
@@ -62,8 +62,8 @@ static void add_clean(spyR_buf *b, const char *s, size_t n) {
   }
 }
 
-static uint64_t weight_of(spyR_weight w, uint64_t ns, uint64_t tallies) {
-  return w == SPYR_WEIGHT_TALLIES ? tallies : (ns + 500) / 1000;
+static uint64_t weight_of(int by_tallies, uint64_t ns, uint64_t tallies) {
+  return by_tallies ? tallies : (ns + 500) / 1000;
 }
 
 static int folded_row(void *ud, const spy_profile *p, const spyR_row *row) {
@@ -84,16 +84,16 @@ static int folded_row(void *ud, const spy_profile *p, const spyR_row *row) {
   if (fo->line.oom || fo->lab.oom) return SPY_ENOMEM;
   fo->off[row->depth + 1] = fo->line.len;
   const spy_node *nd = &p->nodes[row->node];
-  uint64_t n = weight_of(fo->weight, nd->self_ns, nd->self_tallies);
+  uint64_t n = weight_of(fo->tallies, nd->self_ns, nd->self_tallies);
   if (n) fprintf(fo->f, "%s %" PRIu64 "\n", fo->line.s, n);
   return 0;
 }
 
-int spyR_write_folded(const spy_profile *p, FILE *f, spyR_weight weight) {
+int spy_report_folded(const spy_profile *p, FILE *f, int tallies) {
   if (!p || !f) return SPY_EINVAL;
   uint32_t *ix = spyR_process_order(p);
   if (!ix) return SPY_ENOMEM;
-  folded fo = {f, weight, malloc(64 * sizeof(size_t)), 64, {0}, {0}};
+  folded fo = {f, tallies != 0, malloc(64 * sizeof(size_t)), 64, {0}, {0}};
   int rc = fo.off ? 0 : SPY_ENOMEM;
   for (size_t k = 0; k < p->nprocesses && rc == 0; k++) {
     const spy_process *pr = &p->processes[ix[k]];
@@ -107,7 +107,7 @@ int spyR_write_folded(const spy_profile *p, FILE *f, spyR_weight weight) {
     fo.off[0] = fo.line.len;
     /* Time charged to the process root itself (no frame at all). */
     const spy_node *root = &p->nodes[pr->root];
-    uint64_t n = weight_of(weight, root->self_ns, root->self_tallies);
+    uint64_t n = weight_of(fo.tallies, root->self_ns, root->self_tallies);
     if (n && !fo.line.oom)
       fprintf(f, "%s %" PRIu64 "\n", fo.line.s, n);
     rc = spyR_walk(p, ix[k], 0, 0, folded_row, &fo);
@@ -170,7 +170,7 @@ static int scope_row(void *ud, const spy_profile *p, const spyR_row *row) {
   return sc->samples.oom || sc->weights.oom ? SPY_ENOMEM : 0;
 }
 
-int spyR_write_speedscope(const spy_profile *p, FILE *f, const char *name) {
+int spy_report_speedscope(const spy_profile *p, FILE *f, const char *name) {
   if (!p || !f) return SPY_EINVAL;
   uint32_t *ix = spyR_process_order(p);
   if (!ix) return SPY_ENOMEM;
@@ -246,16 +246,4 @@ int spyR_write_speedscope(const spy_profile *p, FILE *f, const char *name) {
   spyR_buf_free(&sc.weights);
   if (fflush(f) != 0 || ferror(f)) return rc ? rc : SPY_EIO;
   return rc;
-}
-
-/* ------------------------------------------------------------------------
-** Public names (include/spyon.h)
-** --------------------------------------------------------------------- */
-
-int spy_report_folded(const spy_profile *p, FILE *f, int tallies) {
-  return spyR_write_folded(p, f, tallies ? SPYR_WEIGHT_TALLIES : SPYR_WEIGHT_US);
-}
-
-int spy_report_speedscope(const spy_profile *p, FILE *f, const char *name) {
-  return spyR_write_speedscope(p, f, name);
 }

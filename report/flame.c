@@ -21,7 +21,7 @@
 #include "config.h"
 
 #include "report/format.h"
-#include "report/report.h"
+#include <spyon/report.h>
 #include "report/walk.h"
 
 #include <stdlib.h>
@@ -252,7 +252,7 @@ static const char script[] =
     "  if(cov[j][1]>a)sum+=cov[j][1]-a;end=Math.max(end,cov[j][1]);}\n"
     " ms.textContent=t===''?'':'Matched: '+(100*sum/tot).toFixed(1)+' %';}\n";
 
-int spyR_write_svg(const spy_profile *p, FILE *f, const char *title) {
+int spy_report_svg(const spy_profile *p, FILE *f, const char *title) {
   if (!p || !f) return SPY_EINVAL;
   uint32_t *ix = spyR_process_order(p);
   if (!ix) return SPY_ENOMEM;

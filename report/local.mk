@@ -1,21 +1,26 @@
-# report: the text report, the exports and the profile diff (paths from the
-# top directory). walk.c is the one tree walker every tree view uses.
-libspyon_core_la_SOURCES += report/tree.c report/tree.h \
+# report (tools library): the text report, the exports (json.c: the
+# profile as JSON; export.c: folded stacks, speedscope; flame.c: SVG;
+# pprof.c), the profile diff and merge, native frame names (paths from the top directory).
+# walk.c is the one tree walker every tree view uses. pprof needs
+# protobuf-c and zlib;
+# report/profile.pb-c.[ch] are generated from report/profile.proto by
+# protoc-c into the build tree.
+libspyon_tools_core_la_SOURCES += report/tree.c report/tree.h \
 	report/tview.c report/tview.h \
 	report/format.c report/format.h \
-	report/walk.c report/walk.h report/text.c report/export.c \
-	report/diff.c report/merge.c report/flame.c report/report.h
-
-# libspyon_tools: the exports that need libraries an interpreter has no use
-# for (pprof: protobuf-c), linked by the spyon command and the tests, never
-# by libspyon. report/profile.pb-c.[ch] are generated from
-# report/profile.proto by protoc-c into the build tree.
-noinst_LTLIBRARIES += libspyon_tools.la
-libspyon_tools_la_SOURCES = report/pprof.c
-nodist_libspyon_tools_la_SOURCES = report/profile.pb-c.c report/profile.pb-c.h
-libspyon_tools_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden \
-	$(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
-libspyon_tools_la_LIBADD = $(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
+	report/walk.c report/walk.h report/text.c report/json.c report/export.c \
+	report/diff.c report/merge.c report/flame.c report/report.h \
+	report/pprof.c
+nodist_libspyon_tools_core_la_SOURCES += report/profile.pb-c.c \
+	report/profile.pb-c.h
+# Names for native frames (spy_profile_symbolize) need libdw (configure
+# --with-libdw); without it native frames keep their "0x..." names.
+libspyon_tools_core_la_SOURCES += report/symbols.h
+if HAVE_LIBDW
+libspyon_tools_core_la_SOURCES += report/symbols.c
+else
+libspyon_tools_core_la_SOURCES += report/symbols-none.c
+endif
 BUILT_SOURCES += report/profile.pb-c.c report/profile.pb-c.h
 CLEANFILES += report/profile.pb-c.c report/profile.pb-c.h
 EXTRA_DIST += report/profile.proto

@@ -18,7 +18,7 @@
 
 #include "profile/profile.h"
 #include "report/format.h"
-#include "report/report.h"
+#include <spyon/report.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +252,7 @@ static int add(merger *m, const spy_profile *p) {
       if (!nf) goto oom;
       *nf = *fr;
       if (fr->kind == SPY_FRAME_PRIM) nf->key = pm[fr->key];
+
     }
     fm[i] = k;
   }
@@ -530,7 +531,7 @@ static int build(merger *m, const spy_profile *const *in, size_t nin,
   return 0;
 }
 
-int spyR_merge(const spy_profile *const *in, size_t n, spy_profile **out) {
+int spy_profile_merge(const spy_profile *const *in, size_t n, spy_profile **out) {
   if (!in || !n || !out) return SPY_EINVAL;
   *out = NULL;
   size_t maxsteps = 0;

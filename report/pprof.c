@@ -27,7 +27,7 @@
 
 #include "report/format.h"
 #include "report/profile.pb-c.h"
-#include "report/report.h"
+#include <spyon/report.h>
 #include "report/walk.h"
 
 #include <stdlib.h>
@@ -237,7 +237,7 @@ static int write_gzip(const uint8_t *buf, size_t len, FILE *f) {
   return rc;
 }
 
-int spyR_write_pprof(const spy_profile *p, FILE *f) {
+int spy_report_pprof(const spy_profile *p, FILE *f) {
   if (!p || !f) return SPY_EINVAL;
   builder b;
   memset(&b, 0, sizeof b);

@@ -9,9 +9,10 @@
 #include "config.h"
 
 #include <spyon.h>
+#include <spyon/report.h>
 
 #include "report/format.h"
-#include "report/report.h"
+#include <spyon/report.h>
 #include "report/walk.h"
 
 #include <math.h>

@@ -234,3 +234,39 @@ out:
   spyR_buf_free(&w.guides);
   return rc;
 }
+
+/* Leaves: self time summed per frame over every process tree. A frame that
+** is a leaf in many places (a primitive called from everywhere) is one line,
+** as in MessageTally's leaves. */
+static int leaf_cmp(const void *a, const void *b) {
+  const spy_leaf *x = a, *y = b;
+  if (x->self_ns != y->self_ns) return x->self_ns < y->self_ns ? 1 : -1;
+  return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+int spy_profile_leaves(const spy_profile *p, spy_leaf *out, size_t n) {
+  if (!p || (!out && n)) return SPY_EINVAL;
+  if (p->nframes == 0 || n == 0) return 0;
+  spy_leaf *all = calloc(p->nframes, sizeof *all);
+  if (!all) return SPY_ENOMEM;
+  for (size_t i = 0; i < p->nframes; i++) all[i].frame = (uint32_t)i;
+  for (size_t i = 0; i < p->nnodes; i++) {
+    const spy_node *nd = &p->nodes[i];
+    if (nd->frame >= p->nframes || nd->self_ns == 0) continue;
+    /* A loaded profile's sums cannot overflow (the loader checks that the
+    ** grand total fits); one built in memory saturates instead of wrapping. */
+    spy_leaf *l = &all[nd->frame];
+    l->self_ns = l->self_ns + nd->self_ns < l->self_ns
+                     ? UINT64_MAX : l->self_ns + nd->self_ns;
+    l->self_tallies = l->self_tallies + nd->self_tallies < l->self_tallies
+                          ? UINT64_MAX : l->self_tallies + nd->self_tallies;
+  }
+  qsort(all, p->nframes, sizeof *all, leaf_cmp);
+  size_t k = 0;
+  while (k < n && k < p->nframes && all[k].self_ns > 0) {
+    out[k] = all[k];
+    k++;
+  }
+  free(all);
+  return (int)k;
+}

@@ -664,9 +664,7 @@ static const char *frame_name(const spyS_agg *a, spy_profile *p,
   case SPY_FRAME_METHOD: s = lookup_name(a, 0, f->key); break;
   case SPY_FRAME_PRIM:
   case SPY_FRAME_REGION: s = namer(ud, (spy_frame_kind)f->kind, f->key); break;
-  case SPY_FRAME_NATIVE:
-    s = namer(ud, SPY_FRAME_NATIVE, f->ret && f->key ? f->key - 1 : f->key);
-    break;
+  case SPY_FRAME_NATIVE: break; /* named by the tools from its module */
   case SPY_FRAME_GC: s = "GC"; break;
   case SPY_FRAME_CUT:
     snprintf(buf, sizeof buf, "... %" PRIu64 " frames cut ...", f->key);
@@ -726,12 +724,23 @@ int spyS_agg_build(const spyS_agg *a, spy_profile *p, spyS_namer namer,
   p->regions = spyP_calloc(p, a->regions.n, sizeof *p->regions);
   if (!p->frames || !p->nodes || !p->processes || !p->steps || !p->regions)
     return SPY_ENOMEM;
+  size_t nnative = 0;
   for (size_t i = 0; i < a->frames.n; i++) {
     const frame *f = &a->frames.p[i];
     p->frames[i].kind = (spy_frame_kind)f->kind;
     p->frames[i].key = f->key;
     if (!(p->frames[i].name = frame_name(a, p, f, namer, ud)))
       return SPY_ENOMEM;
+    if (f->kind == SPY_FRAME_NATIVE) nnative++;
+  }
+  /* A location per native frame: the address to name. */
+  p->locations = spyP_calloc(p, nnative, sizeof *p->locations);
+  if (!p->locations) return SPY_ENOMEM;
+  for (size_t i = 0; i < a->frames.n; i++) {
+    const frame *f = &a->frames.p[i];
+    if (f->kind != SPY_FRAME_NATIVE) continue;
+    p->locations[p->nlocations++] = (spy_location){
+        (uint32_t)i, SPY_NONE, f->ret && f->key ? f->key - 1 : f->key};
   }
   /* Children are always created after their parents, so one backward pass
   ** sums totals bottom-up. */

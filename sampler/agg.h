@@ -44,11 +44,11 @@ typedef const char *(*spyS_namer)(void *ud, spy_frame_kind kind,
                                   uint64_t key);
 
 /* Fill frames, nodes, processes, steps, regions, natives and each prim's
-** obs of p
-** (p->prims must already hold cfg->nprims entries). Native frames are
-** named with namer(ud, SPY_FRAME_NATIVE, addr), addr being the IP for an
-** interrupted pc and the IP minus one for a return address. 0 or
-** SPY_ENOMEM. */
+** obs of p (p->prims must already hold cfg->nprims entries). Native
+** frames get an "0x..." name and a location with the address to name (the
+** IP for an interrupted pc, the IP minus one for a return address) and
+** module SPY_NONE: spyS_modules_resolve finds their modules, the tools
+** name them. 0 or SPY_ENOMEM. */
 SPY_INTERNAL int spyS_agg_build(const spyS_agg *a, spy_profile *p,
                                 spyS_namer namer, void *ud);
 

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "profile/profile.h"
-#include "sampler/symbols.h"
+#include "sampler/modules.h"
 #include "vm-hooks/clock.h"
 #include "vm-hooks/cpuclock.h"
 #include "vm-hooks/due.h"
@@ -164,7 +164,7 @@ int spy_profiler_free(spy_profiler *p) {
   if (!p) return 0;
   if (p->agg) { /* fully constructed */
     pthread_mutex_lock(&p->lock);
-    if (p->vms) {
+    if (p->threads) {
       pthread_mutex_unlock(&p->lock);
       return SPY_ESTATE;
     }
@@ -189,7 +189,6 @@ int spy_profiler_free(spy_profiler *p) {
   free(p->dead);
   free(p->obs_tau);
   spyS_agg_free(p->agg);
-  spyS_symbols_free(p->symbols);
   free(p);
   return 0;
 }
@@ -283,11 +282,13 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
   *out = NULL;
   pthread_t self = pthread_self();
   pthread_mutex_lock(&p->lock);
-  for (spy_vm *v = p->vms; v; v = v->next)
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     if (pthread_equal(v->thread, self)) {
       pthread_mutex_unlock(&p->lock);
       return SPY_EEXIST;
     }
+  }
   pthread_mutex_unlock(&p->lock);
   spy_vm *v;
   int rc = p->cfg.native ? spyH_native_install() : 0;
@@ -295,22 +296,26 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
   rc = spyH_slot_new(&v, &p->cfg, &p->opt, host);
   if (rc) return rc;
   v->prof = p;
-  if (!(v->sampler_data = spyS_cache_new(&p->cfg))) {
+  spyS_thread *t = calloc(1, sizeof *t);
+  if (!t || !(t->cache = spyS_cache_new(&p->cfg))) {
+    free(t);
     spyH_slot_free(v);
     return SPY_ENOMEM;
   }
+  t->vm = v;
   if (!(v->marker = malloc(sizeof *v->marker)) ||
       (rc = spyH_marker_bind(v->marker, v, p->opt.marker)) != 0) {
     free(v->marker);
-    spyS_cache_free(v->sampler_data);
+    spyS_cache_free(t->cache);
+    free(t);
     spyH_slot_free(v);
     return rc ? rc : SPY_ENOMEM;
   }
   if (p->cfg.cpu_clock) /* a run already going counts from here */
     atomic_store_explicit(&v->cpu_origin, spyH_cpu_ticks(), RELAXED);
   pthread_mutex_lock(&p->lock);
-  v->next = p->vms;
-  p->vms = v;
+  t->next = p->threads;
+  p->threads = t;
   if (atomic_load(&p->running)) {
     spyH_set_active(v, 1);
     spyH_marker_arm(v->marker, atomic_load_explicit(&p->cfg.origin, RELAXED),
@@ -354,13 +359,15 @@ int spy_detach(spy_vm *v) {
   p->dead_nest_dropped += atomic_load_explicit(&v->nest_dropped, RELAXED);
   p->dead_full_walks += atomic_load_explicit(&v->full_walks, RELAXED);
   p->dead_frames_walked += atomic_load_explicit(&v->frames_walked, RELAXED);
-  spy_vm **pp = &p->vms;
-  while (*pp != v) pp = &(*pp)->next;
-  *pp = v->next;
+  spyS_thread **pp = &p->threads;
+  while ((*pp)->vm != v) pp = &(*pp)->next;
+  spyS_thread *t = *pp;
+  *pp = t->next;
   pthread_mutex_unlock(&p->lock);
   spyH_marker_unbind(v->marker);
   free(v->marker);
-  spyS_cache_free(v->sampler_data);
+  spyS_cache_free(t->cache);
+  free(t);
   spyH_slot_free(v);
   return 0;
 }
@@ -397,11 +404,14 @@ int spy_start(spy_profiler *p) {
   ** published before the epoch that makes threads read it. */
   atomic_store_explicit(&p->cfg.origin, now, RELAXED);
   if (p->cfg.cpu_clock)
-    for (spy_vm *v = p->vms; v; v = v->next)
+    for (spyS_thread *t = p->threads; t; t = t->next) {
+      spy_vm *v = t->vm;
       atomic_store_explicit(&v->cpu_origin, spyH_cpu_ticks_thread(v->thread),
                             RELAXED);
+    }
   atomic_fetch_add_explicit(&p->cfg.epoch, 1, memory_order_release);
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     atomic_store_explicit(&v->deadline_pub, 0, RELAXED);
     spyH_set_active(v, 1);
     spyH_marker_arm(v->marker, now, p->cfg.interval);
@@ -425,7 +435,8 @@ int spy_stop(spy_profiler *p) {
   pthread_t self = pthread_self();
   uint64_t epoch = atomic_load(&p->cfg.epoch);
   uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     spyH_marker_disarm(v->marker);
     if (pthread_equal(v->thread, self)) {
       spyH_settle(v, now);
@@ -438,9 +449,11 @@ int spy_stop(spy_profiler *p) {
   }
   p->wall_ticks += now - p->run_start;
   spyS_drain_all(p);
-  for (spy_vm *v = p->vms; v; v = v->next)
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     if (pthread_equal(v->thread, self))
       spyS_agg_name_missing(p->agg, &v->host);
+  }
   pthread_mutex_unlock(&p->lock);
   return 0;
 }
@@ -454,13 +467,6 @@ static const char *namer(void *ud, spy_frame_kind kind, uint64_t key) {
   if (kind == SPY_FRAME_PRIM && key < atomic_load(&p->cfg.nprims))
     return p->prims[key].name;
   if (kind == SPY_FRAME_REGION && key < p->nregions) return p->regions[key];
-  /* Native frames: key is the address to look up (agg.c passes a return
-  ** address minus one). The Dwfl is made on first use, here in the
-  ** snapshot path, never in the signal handler. */
-  if (kind == SPY_FRAME_NATIVE && p->cfg.native) {
-    if (!p->symbols) p->symbols = spyS_symbols_new();
-    return p->symbols ? spyS_symbols_name(p->symbols, key) : NULL;
-  }
   return NULL;
 }
 
@@ -474,7 +480,8 @@ int spy_counters_get(const spy_profiler *cp, spy_counters *out) {
   out->nest_dropped = p->dead_nest_dropped;
   out->full_walks = p->dead_full_walks;
   out->frames_walked = p->dead_frames_walked;
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     out->dropped += atomic_load_explicit(&v->dropped, RELAXED);
     out->obs_dropped += atomic_load_explicit(&v->obs_dropped, RELAXED);
     out->nest_dropped += atomic_load_explicit(&v->nest_dropped, RELAXED);
@@ -503,7 +510,8 @@ static int build_prims(spy_profiler *p, spy_profile *pr) {
     d->flags = p->prim_flags[i];
     uint64_t calls = p->dead[i].calls, ticks = p->dead[i].ticks;
     uint64_t mx = p->dead[i].max;
-    for (spy_vm *v = p->vms; v; v = v->next) {
+    for (spyS_thread *t = p->threads; t; t = t->next) {
+      spy_vm *v = t->vm;
       uint64_t m = atomic_load_explicit(&v->pstat[i].max, RELAXED);
       calls += atomic_load_explicit(&v->pstat[i].calls, RELAXED);
       ticks += atomic_load_explicit(&v->pstat[i].ticks, RELAXED);
@@ -542,7 +550,8 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   uint64_t gcm = p->dead_gc_max, hook = p->dead_hook_ticks;
   pr->dropped = p->dead_dropped;
   pr->obs_dropped = p->dead_obs_dropped;
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     uint64_t m = atomic_load_explicit(&v->gc_max, RELAXED);
     gcn += atomic_load_explicit(&v->gc_count, RELAXED);
     gct += atomic_load_explicit(&v->gc_ticks, RELAXED);
@@ -556,8 +565,8 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   pr->gc.max_ns = spyH_ticks_to_ns(gcm);
   pr->hook_ns = spyH_ticks_to_ns(hook);
   int rc = build_prims(p, pr);
-  spyS_symbols_begin(p->symbols);
   if (rc == 0) rc = spyS_agg_build(p->agg, pr, namer, p);
+  if (rc == 0 && pr->nnatives) rc = spyS_modules_resolve(pr);
   /* Every call of a cost-recording primitive was offered to its reservoir;
   ** the exact count is the call count. */
   for (size_t i = 0; rc == 0 && i < pr->nprims; i++)

@@ -17,6 +17,16 @@ typedef struct spyS_prim {
   char *size_names[4];
 } spyS_prim;
 
+/* What the sampler keeps per attached thread, in the profiler's list
+** (under its lock). The thread's slot (struct spy_vm, vm-hooks/slot.h)
+** holds what the hooks and the marking side share, nothing of this. */
+typedef struct spyS_thread {
+  struct spyS_thread *next;
+  spy_vm *vm;
+  spyS_cache *cache;    /* frame interning (sampler/agg.h) */
+  uint64_t native_sent; /* native stacks: signals sent up to this time */
+} spyS_thread;
+
 /* Totals kept from threads that have detached. */
 typedef struct spyS_dead {
   uint64_t calls, ticks, max;
@@ -36,7 +46,7 @@ struct spy_profiler {
   pthread_t thread;
   int have_thread, quit;
   atomic_int running;
-  spy_vm *vms;
+  spyS_thread *threads; /* attached threads, newest first */
   spyS_agg *agg;
   uint64_t run_start;   /* ticks at the current spy_start */
   uint64_t wall_ticks;  /* sum of finished start..stop periods */
@@ -46,7 +56,6 @@ struct spy_profiler {
   uint64_t dead_gc_count, dead_gc_ticks, dead_gc_max;
   uint64_t dead_dropped, dead_obs_dropped, dead_hook_ticks;
   uint64_t dead_nest_dropped, dead_full_walks, dead_frames_walked;
-  struct spyS_symbols *symbols; /* native stacks: made on first use */
 };
 
 /* Drain every slot's rings and name queue into the aggregate. Called with

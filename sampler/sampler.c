@@ -43,10 +43,11 @@ static void on_native(void *ud, const spyH_rec *rec) {
 }
 
 void spyS_drain_all(spy_profiler *p) {
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     /* Names first, so a sample never precedes the name sent before it. */
     spyS_agg_names(p->agg, spyH_take_names(v));
-    drain_ctx d = {p->agg, v->sampler_data};
+    drain_ctx d = {p->agg, t->cache};
     spyH_ring_drain(&v->ring, on_record, &d);
     spyH_ring_drain(&v->obs_ring, on_obs, p->agg);
     if (p->cfg.native) spyH_ring_drain(&v->native_ring, on_native, p->agg);
@@ -93,7 +94,8 @@ static uint64_t next_wake(spy_profiler *p, uint64_t now, uint64_t wake_at) {
   uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
   uint64_t iv = p->cfg.interval;
   uint64_t grid = origin + ((now - origin) / iv + 1) * iv;
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     if (!spyH_active(v)) continue;
     uint64_t d = atomic_load_explicit(&v->deadline_pub, RELAXED);
     if (spyH_marked(v)) d = grid;
@@ -113,7 +115,8 @@ static uint64_t next_wake(spy_profiler *p, uint64_t now, uint64_t wake_at) {
 ** With the other markers this is their backstop, for a thread that no
 ** tick or signal reached. */
 static void mark_due(spy_profiler *p, uint64_t now, uint64_t lag) {
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     if (!spyH_active(v)) continue;
     uint64_t d = atomic_load_explicit(&v->deadline_pub, RELAXED);
     if (d <= now && now - d >= lag) spyH_mark(v, now);
@@ -125,9 +128,11 @@ static void mark_due(spy_profiler *p, uint64_t now, uint64_t lag) {
 ** at every wake-up, before they drift by a quarter interval. */
 static void realign(spy_profiler *p) {
   uint64_t origin = atomic_load_explicit(&p->cfg.origin, RELAXED);
-  for (spy_vm *v = p->vms; v; v = v->next)
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     if (v->marker && spyH_active(v))
       spyH_marker_arm(v->marker, origin, p->cfg.interval);
+  }
 }
 
 /* Native stacks: SIGPROF to every thread that has been inside one
@@ -137,13 +142,14 @@ static void realign(spy_profiler *p) {
 static void native_round(spy_profiler *p, uint64_t now) {
   uint64_t iv = p->cfg.native_interval;
   pid_t self = getpid();
-  for (spy_vm *v = p->vms; v; v = v->next) {
+  for (spyS_thread *t = p->threads; t; t = t->next) {
+    spy_vm *v = t->vm;
     if (!spyH_active(v)) continue;
     uint64_t since = atomic_load_explicit(&v->native_since, RELAXED);
     if (!atomic_load_explicit(&v->native_prim, RELAXED)) continue;
-    uint64_t from = since > v->native_sent ? since : v->native_sent;
+    uint64_t from = since > t->native_sent ? since : t->native_sent;
     if (now < from || now - from < iv) continue;
-    v->native_sent = now;
+    t->native_sent = now;
     syscall(SYS_tgkill, self, v->tid, SIGPROF);
   }
 }

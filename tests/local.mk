@@ -9,10 +9,10 @@ tests_runner_SOURCES = tests/runner.c tests/test.h \
 	tests/test_cli.c \
 	tests/test_export.c tests/test_report.h tests/test_json.c \
 	tests/test_runner.c \
-	tests/test_mark.c tests/test_lua.c
+	tests/test_mark.c tests/test_lua.c tests/test_arch.c
 tests_runner_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS) $(JANSSON_CFLAGS) $(LUA_CFLAGS)
 tests_runner_LDADD = tests/gt/libgthost.la hosts/st/libstvm.la \
-	hosts/lua/libluahost.la libspyon_tools.la libspyon_core.la \
+	hosts/lua/libluahost.la libspyon_tools_core.la libspyon_core.la \
 	$(GMP_LIBS) $(LUA_LIBS) $(JANSSON_LIBS) -lm
 TESTS += tests/runner
 AM_TESTS_ENVIRONMENT = SPY_BUILDDIR='$(abs_top_builddir)' \
@@ -25,7 +25,7 @@ noinst_LTLIBRARIES += tests/gt/libgthost.la
 tests_gt_libgthost_la_SOURCES = tests/gt/gthost.c tests/gt/gthost.h
 
 # Expected outputs and inputs the suites read.
-EXTRA_DIST += tests/data/profile/small.spy \
+EXTRA_DIST += tests/arch/install.sh tests/data/profile/small.spy \
 	tests/data/report/synthetic.txt \
 	tests/data/report/synthetic-options.txt tests/data/report/empty.txt \
 	tests/data/report/synthetic.folded tests/data/report/diff.txt \

@@ -869,7 +869,8 @@ static void headers_cxx(void) {
     static const char *std[] = {"c++11", "c++17", "c++20"};
     snprintf(cmd, sizeof cmd,
              "printf '#include <spyon.h>\n#include <spyon/hooks.h>\n"
-             "#include <spyon/profile.h>\nint main(){spy_poll(spy_vm_stopped());"
+             "#include <spyon/profile.h>\n#include <spyon/report.h>\n"
+             "#include <spyon/cost.h>\nint main(){spy_poll(spy_vm_stopped());"
              "return spy_nest_save(spy_vm_stopped());}\n' | "
              "g++ -std=%s -Wall -Wextra -Werror -fsyntax-only -I%s/include "
              "-x c++ - 2>&1", std[i], t_srcdir);

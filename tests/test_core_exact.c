@@ -8,6 +8,8 @@
 
 #include "tests/test_core.h"
 
+#include <spyon/report.h>
+
 #include <pthread.h>
 #include <string.h>
 #include <time.h>

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "report/format.h"
-#include "report/report.h"
+#include <spyon/report.h>
 #include "tests/test_report.h"
 
 /* ------------------------------------------------------------------------
@@ -40,8 +40,8 @@ static char *export_to(const spy_profile *p, const char *name,
   FILE *f = fopen(out, "wb");
   T_ASSERT(f);
   if (writer) T_EQ_INT(writer(p, f), 0);
-  else if (strstr(name, ".svg")) T_EQ_INT(spyR_write_svg(p, f, NULL), 0);
-  else T_EQ_INT(spyR_write_speedscope(p, f, NULL), 0);
+  else if (strstr(name, ".svg")) T_EQ_INT(spy_report_svg(p, f, NULL), 0);
+  else T_EQ_INT(spy_report_speedscope(p, f, NULL), 0);
   T_EQ_INT(fclose(f), 0);
   return out;
 }
@@ -152,7 +152,7 @@ static size_t leaves_by_name(const spy_profile *p, byname *out, size_t max) {
 ** a float: 1e-9 relative), heaviest first, and nothing else is. */
 static void t_pprof_top(void) {
   spy_profile *p = t_report_synthetic();
-  char *file = export_to(p, "syn.pb.gz", spyR_write_pprof);
+  char *file = export_to(p, "syn.pb.gz", spy_report_pprof);
   char *t = pprof("-top -unit=ns -nodecount=1000 -nodefraction=0", file);
   toprow rows[64];
   size_t n = parse_top(t, rows, 64);
@@ -181,7 +181,7 @@ static void t_pprof_top(void) {
 ** labels. */
 static void t_pprof_traces(void) {
   spy_profile *p = t_report_synthetic();
-  char *file = export_to(p, "syn.pb.gz", spyR_write_pprof);
+  char *file = export_to(p, "syn.pb.gz", spy_report_pprof);
   char *t = pprof("-traces", file);
   size_t blocks = 0;
   for (const char *q = t; (q = strstr(q, "-----------+")); q++) blocks++;
@@ -706,7 +706,7 @@ static void t_diff_folded(void) {
     char *t = NULL;
     size_t len;
     FILE *m = open_memstream(&t, &len);
-    T_EQ_INT(spyR_write_folded(r[s]->pr, m, SPYR_WEIGHT_US), 0);
+    T_EQ_INT(spy_report_folded(r[s]->pr, m, 0), 0);
     fclose(m);
     for (char *l = t; (l = strchr(l, '\n')); l++) {
       char *sp = l;
@@ -760,7 +760,7 @@ static void t_merge(void) {
   spy_profile_free(m);
   /* Different modes do not merge: one clear line and exit status 1. */
   spy_profile *t = NULL;
-  T_EQ_INT(spyR_merge((const spy_profile *const *)&a.pr, 1, &t), 0);
+  T_EQ_INT(spy_profile_merge((const spy_profile *const *)&a.pr, 1, &t), 0);
   t->mode = SPY_MODE_TIMER;
   snprintf(path, sizeof path, "%s/t.spy", t_tmpdir());
   T_EQ_INT(spy_profile_save(t, path, err, sizeof err), 0);

@@ -19,7 +19,7 @@
 #include "tests/test.h"
 
 #include <spyon.h>
-#include <spyon/profile.h>
+#include <spyon/report.h>
 
 #include <time.h>
 

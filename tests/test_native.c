@@ -14,7 +14,7 @@
 
 #include <spyon.h>
 #include <spyon/hooks.h>
-#include <spyon/profile.h>
+#include <spyon/report.h>
 
 #include <limits.h>
 #include <signal.h>
@@ -163,6 +163,8 @@ static void breakdown(void) {
 #endif
   spy_profile *p = profile_run(1, 30);
   T_ASSERT(p->nnatives > 0);
+  /* The runtime records addresses; the tools name them. */
+  T_ASSERT(spy_profile_symbolize(p) > 0);
   char exe[PATH_MAX];
   ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
   T_ASSERT(el > 0);
@@ -268,7 +270,7 @@ static void edit_tail(const unsigned char *b, size_t len, int swap,
     get_var(b, &at);
     at += get_var(b, &at);
   }
-  T_ASSERT(at == len && n == 10);
+  T_ASSERT(at == len && n == 11); /* ..., gc, natives, modules */
   size_t g = start[8], nat = start[9];
   unsigned char *e = malloc(2 * len);
   T_ASSERT(e);
@@ -301,6 +303,39 @@ static void file_and_json(void) {
   snprintf(path, sizeof path, "%s/n.spy", t_tmpdir());
   if (spy_profile_save(p, path, err, sizeof err)) T_FAIL("save: %s", err);
   if (spy_profile_load(path, &q, err, sizeof err)) T_FAIL("load: %s", err);
+  /* Where the native frames point: this test program is one of the
+  ** modules, with its build-id and load bias; each native frame has a
+  ** location. */
+  char exe[PATH_MAX];
+  ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  T_ASSERT(el > 0);
+  exe[el] = '\0';
+  size_t nnative = 0, self = SIZE_MAX;
+  for (size_t i = 0; i < p->nframes; i++)
+    nnative += p->frames[i].kind == SPY_FRAME_NATIVE;
+  T_EQ_INT(p->nlocations, nnative);
+  T_ASSERT(p->nmodules > 0);
+  for (size_t i = 0; i < p->nmodules; i++)
+    if (!strcmp(p->modules[i].path, exe)) self = i;
+  T_ASSERT(self != SIZE_MAX);
+  T_ASSERT(strlen(p->modules[self].build_id) >= 16); /* Debian's --build-id */
+  T_EQ_INT(q->nmodules, p->nmodules);
+  T_EQ_INT(q->nlocations, p->nlocations);
+  for (size_t i = 0; i < p->nmodules; i++) {
+    T_EQ_STR(q->modules[i].path, p->modules[i].path);
+    T_EQ_STR(q->modules[i].build_id, p->modules[i].build_id);
+    T_EQ_INT(q->modules[i].bias, p->modules[i].bias);
+  }
+  for (size_t i = 0; i < p->nlocations; i++) {
+    T_EQ_INT(q->locations[i].frame, p->locations[i].frame);
+    T_EQ_INT(q->locations[i].module, p->locations[i].module);
+    T_EQ_INT(q->locations[i].addr, p->locations[i].addr);
+  }
+  /* Named from the file alone, the loaded copy gets the same names. */
+#if HAVE_LIBDW
+  T_ASSERT(spy_profile_symbolize(p) > 0);
+  T_ASSERT(spy_profile_symbolize(q) > 0);
+#endif
   T_EQ_INT(q->nnatives, p->nnatives);
   for (size_t i = 0; i < p->nnatives; i++) {
     T_EQ_INT(q->natives[i].prim, p->natives[i].prim);
@@ -339,6 +374,36 @@ static void file_and_json(void) {
            strstr(err, "is a root frame, not a native frame"));
   free(b);
   p->natives[0].frames[0] = keep;
+  /* ... and a location of a frame that is not native. */
+  keep = p->locations[0].frame;
+  p->locations[0].frame = root;
+  T_EQ_INT(spyP_encode(p, &b, &len, err, sizeof err), SPY_EINVAL);
+  p->locations[0].frame = keep;
+  T_EQ_INT(spyP_encode(p, &b, &len, err, sizeof err), 0);
+  size_t at = SPYP_PRE_SIZE, mod = 0;
+  for (int s = 0; s < 11; s++) { /* to section 11's location 0's frame */
+    mod = at;
+    get_var(b, &at);
+    at += get_var(b, &at);
+  }
+  at = mod;
+  get_var(b, &at);
+  get_var(b, &at);
+  uint64_t nmod = get_var(b, &at);
+  for (uint64_t i = 0; i < nmod; i++) get_var(b, &at), get_var(b, &at),
+                                      get_var(b, &at);
+  get_var(b, &at); /* location count */
+  size_t fat = at;
+  T_EQ_INT(get_var(b, &at), keep);
+  T_ASSERT(root < 128 && at == fat + 1); /* one-byte varints */
+  b[fat] = (unsigned char)root;
+  spyP_fix_preamble(b, len);
+  T_EQ_INT(spy_profile_load_mem(b, len, "bad.spy", &bad, err, sizeof err),
+           SPY_EFORMAT);
+  if (!strstr(err, "location 0: ") ||
+      !strstr(err, "is a root frame, not a native frame"))
+    T_FAIL("location of a root frame: %s", err);
+  free(b);
   T_EQ_INT(spyP_encode(p, &b, &len, err, sizeof err), 0);
   edit_tail(b, len, 1, "section 10 (natives) before section 9 (gc)");
   edit_tail(b, len, 0, "section 10 (natives) repeated");

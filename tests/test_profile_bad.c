@@ -382,7 +382,7 @@ EDIT(e_step_proc, p->steps[1].process = 2)
 EDIT(e_mode, p->mode = (spy_mode)7)
 EDIT(e_kind, p->frames[2].kind = (spy_frame_kind)9)
 EDIT(e_step_kind, p->steps[0].kind = (spy_step_kind)2)
-/* Sums (profile/validate.c check_sums): what a crafted file near 2^64
+/* Sums (profile/load.c check_sums): what a crafted file near 2^64
 ** would make wrap in the tools. */
 EDIT(e_self_total, p->nodes[3].self_ns = 551)
 EDIT(e_self_tallies, p->nodes[4].self_tallies = 21)

@@ -16,10 +16,11 @@
 #include <jansson.h>
 #endif
 #include <spyon.h>
+#include <spyon/report.h>
 
 #include "profile/profile.h"
 #include "report/format.h"
-#include "report/report.h"
+#include <spyon/report.h>
 #include "report/walk.h"
 #include "tests/test_report.h"
 
@@ -537,7 +538,7 @@ static void t_cycle(void) {
   T_EQ_INT(spy_report_text(p, mem_open(&m), NULL), SPY_EFORMAT);
   mem_text(&m);
   free(m.s);
-  T_EQ_INT(spyR_write_folded(p, mem_open(&m), SPYR_WEIGHT_US), SPY_EFORMAT);
+  T_EQ_INT(spy_report_folded(p, mem_open(&m), 0), SPY_EFORMAT);
   mem_text(&m);
   free(m.s);
   /* A sibling list that loops. */
@@ -661,8 +662,8 @@ static void t_text_eio(void) {
   FILE *f = fopen("/dev/full", "w");
   T_ASSERT(f);
   T_EQ_INT(spy_report_text(p, f, NULL), SPY_EIO);
-  T_EQ_INT(spyR_write_folded(p, f, SPYR_WEIGHT_US), SPY_EIO);
-  T_EQ_INT(spyR_write_speedscope(p, f, NULL), SPY_EIO);
+  T_EQ_INT(spy_report_folded(p, f, 0), SPY_EIO);
+  T_EQ_INT(spy_report_speedscope(p, f, NULL), SPY_EIO);
   fclose(f);
   spy_profile_free(p);
 }
@@ -674,7 +675,7 @@ static void t_text_eio(void) {
 static void t_folded(void) {
   spy_profile *p = t_report_synthetic();
   mem m;
-  T_EQ_INT(spyR_write_folded(p, mem_open(&m), SPYR_WEIGHT_US), 0);
+  T_EQ_INT(spy_report_folded(p, mem_open(&m), 0), 0);
   const char *t = mem_text(&m);
   check_golden(t, "synthetic.folded");
   /* Every nanosecond of the 5 s is some node's self time; the rounded
@@ -693,7 +694,7 @@ static void t_folded(void) {
   T_ASSERT(strstr(t, "main;UndefinedObject DoIt;Bench run;[region] Load data;"
                      "... 5 frames cut ...;Parser parse 400000\n"));
   free(m.s);
-  T_EQ_INT(spyR_write_folded(p, mem_open(&m), SPYR_WEIGHT_TALLIES), 0);
+  T_EQ_INT(spy_report_folded(p, mem_open(&m), 1), 0);
   t = mem_text(&m);
   T_ASSERT(strstr(t, "worker;Worker loop;Worker step 9850\n"));
   T_ASSERT(strstr(t, "main;Processor idle 1000\n"));
@@ -707,7 +708,7 @@ static void t_folded_escape(void) {
   uint32_t r = process(p, 1, "p;q", 1000000);
   method(p, r, "a;b\nc", 1000000, 1000000);
   mem m;
-  T_EQ_INT(spyR_write_folded(p, mem_open(&m), SPYR_WEIGHT_US), 0);
+  T_EQ_INT(spy_report_folded(p, mem_open(&m), 0), 0);
   T_EQ_STR(mem_text(&m), "p_q;a_b_c 1000\n");
   free(m.s);
   spy_profile_free(p);
@@ -731,7 +732,7 @@ static void stack_names(json_t *frames, json_t *stack, char *out, size_t len) {
 static void t_speedscope(void) {
   spy_profile *p = t_report_synthetic();
   mem m;
-  T_EQ_INT(spyR_write_speedscope(p, mem_open(&m), NULL), 0);
+  T_EQ_INT(spy_report_speedscope(p, mem_open(&m), NULL), 0);
   const char *t = mem_text(&m);
   json_error_t err;
   json_t *doc = json_loads(t, 0, &err);
@@ -788,7 +789,7 @@ static void t_speedscope_escape(void) {
   p->nodes[r].self_ns = 1000;
   method(p, r, "a\\b\x01", 2000, 2000);
   mem m;
-  T_EQ_INT(spyR_write_speedscope(p, mem_open(&m), "n"), 0);
+  T_EQ_INT(spy_report_speedscope(p, mem_open(&m), "n"), 0);
   const char *t = mem_text(&m);
   json_error_t err;
   json_t *doc = json_loads(t, 0, &err);
@@ -847,7 +848,7 @@ static void t_diff(void) {
   node(b, r, new_frame(b, SPY_FRAME_PRIM, 0, "Y"), 4000000, 4000000);
   method(b, r, "W", 196000000, 196000000);
   mem m;
-  T_EQ_INT(spyR_write_diff(a, b, mem_open(&m), NULL), 0);
+  T_EQ_INT(spy_report_diff(a, b, mem_open(&m), NULL), 0);
   const char *t = mem_text(&m);
   check_golden(t, "diff.txt");
   /* Largest absolute change first: Y +1,000 ms, Z -200, W +196, X 0 (its
@@ -863,7 +864,7 @@ static void t_diff(void) {
   T_ASSERT(!strstr(t, "prim    Y"));
   free(m.s);
   /* JSON: every frame, the primitive too. */
-  T_EQ_INT(spyR_write_diff_json(a, b, mem_open(&m)), 0);
+  T_EQ_INT(spy_report_diff_json(a, b, mem_open(&m)), 0);
   json_error_t e;
   json_t *j = json_loads(mem_text(&m), 0, &e);
   if (!j) T_FAIL("diff JSON: %s", e.text);
@@ -877,7 +878,7 @@ static void t_diff(void) {
   T_EQ_INT(json_integer_value(json_object_get(prim, "change_ns")), 4000000);
   T_ASSERT(json_is_true(json_object_get(prim, "significant")));
   json_decref(j);
-  T_EQ_INT(spyR_write_diff(a, NULL, stdout, NULL), SPY_EINVAL);
+  T_EQ_INT(spy_report_diff(a, NULL, stdout, NULL), SPY_EINVAL);
   spy_profile_free(a);
   spy_profile_free(b);
 }

@@ -138,6 +138,7 @@ static int poll_live(void *ud, spyT_app *a) {
   if (done) L->have_final = 1;
   set_status(L, a, done, status);
   if (p) {
+    spy_profile_symbolize(p);
     int rc = spyT_app_set_profile(a, p);
     if (rc < 0) snprintf(a->msg, sizeof a->msg, "error: %s", spy_strerror(rc));
   }

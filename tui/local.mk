@@ -17,7 +17,7 @@ noinst_PROGRAMS += bench/bench_browse
 bench_bench_browse_SOURCES = bench/bench_browse.c tui/view.c tui/view.h \
 	tui/keys.c tui/keys.h
 bench_bench_browse_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS)
-bench_bench_browse_LDADD = libspyon_core.la $(GSL_LIBS) -lm
+bench_bench_browse_LDADD = libspyon_tools_core.la libspyon_core.la $(GSL_LIBS) -lm
 
 EXTRA_DIST += docs/browse.md tests/tui/e2e.sh tests/tui/work.st \
 	tests/tui/live.st

@@ -237,6 +237,7 @@ int cli_browse(int argc, char **argv) {
     fprintf(stderr, "spyon: %s\n", err);
     return 1;
   }
+  spy_profile_symbolize(p);
   if (!spyT_have_terminal("browse")) {
     spy_profile_free(p);
     return 2;

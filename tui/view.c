@@ -15,6 +15,7 @@
 #include "tui/keys.h"
 
 #include <spyon.h>
+#include <spyon/report.h>
 #include <spyon/cost.h>
 
 #include <stdio.h>

@@ -7,10 +7,11 @@
 ** longer than native_interval_ns. The handler installed here unwinds the
 ** interrupted native stack with libunwind into a fixed buffer and pushes
 ** one NATIVE record into the slot's native ring, of which it is the only
-** producer; the sampler drains it with the other rings and symbolizes the
-** addresses later (sampler/symbols.c). The handler does nothing else: no
-** allocation, no locks, no stdio, and it never touches the interpreter
-** thread's own rings.
+** producer; the sampler drains it with the other rings. The addresses are
+** named later: sampler/modules.c finds their objects when a profile is
+** taken, report/symbols.c (tools) names them. The handler does nothing
+** else: no allocation, no locks, no stdio, and it never touches the
+** interpreter thread's own rings.
 */
 #ifndef SPY_NATIVE_H
 #define SPY_NATIVE_H

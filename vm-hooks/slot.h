@@ -10,6 +10,7 @@
 #ifndef SPY_SLOT_H
 #define SPY_SLOT_H
 
+#include <stddef.h>
 #include <pthread.h>
 #include <spyon/hooks.h>
 #include <stdatomic.h>
@@ -155,9 +156,7 @@ struct spy_vm {
   spyH_cfg *cfg;
   spy_host host;
   pthread_t thread;
-  spy_vm *next;              /* the profiler's list (under its lock) */
-  void *sampler_data;        /* the sampler's per-thread state */
-  struct spy_profiler *prof;
+  struct spy_profiler *prof; /* the profiler attached to */
 
   spyH_ring ring;            /* samples, steps, regions */
   spyH_ring obs_ring;        /* cost observations */
@@ -177,10 +176,9 @@ struct spy_vm {
   ** handler is native_ring's only producer. native_prim is the innermost
   ** primitive + 1 (0: none), native_since when it began (ticks); both are
   ** written by the interpreter thread's hooks, read by the sampler and the
-  ** handler. native_sent is the sampler's own (under the profiler lock). */
+  ** handler. */
   spyH_ring native_ring;
   atomic_uint_least64_t native_prim, native_since, native_dropped;
-  uint64_t native_sent;
   int tid;                   /* kernel thread id, for tgkill */
   struct spyH_marker *marker; /* vm-hooks/mark.h (the profiler's) */
   atomic_uint_least64_t cpu_origin; /* CPU clock: the thread's CPU ticks at
@@ -221,6 +219,11 @@ struct spy_vm {
   uint64_t longest_min;      /* smallest kept once full, else 0 */
   uint32_t nlongest;
 };
+
+/* The inline hooks of <spyon/hooks.h> read a spy_vm through SPY_HOT_(v):
+** the hot fields must be its first member. */
+_Static_assert(offsetof(struct spy_vm, hot) == 0,
+               "spy_hot_ must be the first member of struct spy_vm");
 
 /* The native-stack ring's size (cfg->native only). */
 #define SPYH_NATIVE_RING (256u << 10)

@@ -9,7 +9,7 @@ hosts_lua_libluahost_la_LIBADD = $(LUA_LIBS) -lrt
 
 spyon_SOURCES += cli/host_lua.c
 spyon_CFLAGS += $(LUA_CFLAGS)
-spyon_LDADD += hosts/lua/libluahost.la libspyon_core.la $(LUA_LIBS)
+spyon_LDADD += hosts/lua/libluahost.la libspyon_tools_core.la libspyon_core.la $(LUA_LIBS)
 
 EXTRA_DIST += docs/lua.md
 

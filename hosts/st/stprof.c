@@ -12,6 +12,8 @@
 
 #include "hosts/st/interp.h"
 
+#include <spyon/report.h>
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -42,6 +42,25 @@ typedef struct spy_frame {
   const char *name; /* never NULL; "0x1234..." when the host named nothing */
 } spy_frame;
 
+/* An executable or shared library that native frames point into, as the
+** dynamic loader had it mapped when the profile was taken. */
+typedef struct spy_module {
+  const char *path;     /* absolute path of the file, never NULL */
+  const char *build_id; /* GNU build-id in hex, "" when it has none */
+  uint64_t bias;        /* load bias: run-time address - file address */
+} spy_module;
+
+/* Where one native frame points: its module (SPY_NONE when no loaded
+** object covered it) and the address to name: the instruction for the
+** innermost frame, the return address minus one for its callers (so that
+** the call is named, not what follows it). addr - modules[module].bias is
+** the address in the object's own file. */
+typedef struct spy_location {
+  uint32_t frame;  /* index into frames, a SPY_FRAME_NATIVE frame */
+  uint32_t module; /* index into modules, or SPY_NONE */
+  uint64_t addr;
+} spy_location;
+
 /* One node of a call tree: a frame reached by one path from the root. */
 typedef struct spy_node {
   uint32_t frame;        /* index into frames */
@@ -146,20 +165,13 @@ struct spy_profile {
   /* Native breakdown of primitives (empty unless native_stacks was on),
   ** ordered by prim, then heaviest first. */
   size_t nnatives;   spy_native *natives;
+  /* Where native frames point (empty without native frames): the objects,
+  ** and one location per native frame, in frame order. */
+  size_t nmodules;   spy_module *modules;
+  size_t nlocations; spy_location *locations;
 
   void *priv_; /* private: the allocation arena */
 };
-
-/* Free a profile and everything it owns. NULL is a no-op. */
-SPY_API void spy_profile_free(spy_profile *p);
-
-/* Set the command line shown in the header (copied). 0 or SPY_ENOMEM. */
-SPY_API int spy_profile_set_command(spy_profile *p, const char *command);
-
-/* Save to path in the binary format of docs/format.md. Returns 0, or a
-** negative code with a one-line message in err (may be NULL). */
-SPY_API int spy_profile_save(const spy_profile *p, const char *path,
-                             char *err, size_t errlen);
 
 /* Load a file written by spy_profile_save. The file is hostile input: any
 ** truncation or corruption gives SPY_EFORMAT (or SPY_EVERSION, SPY_EIO) and
@@ -173,6 +185,16 @@ SPY_API int spy_profile_load_mem(const void *buf, size_t len, const char *name,
 
 /* Write the whole profile as one JSON document (docs/format.md). */
 SPY_API int spy_profile_write_json(const spy_profile *p, FILE *f);
+
+/* Name the native frames of p with their function, object and, where
+** debug information exists, file:line ("memcpy (libc.so.6)", "f (app)
+** app.c:12"), read with elfutils' libdw from each frame's module file.
+** A module whose file is gone or whose build-id differs is left alone
+** (its frames keep their names). Call it on a profile loaded or taken in
+** this process; saving after it keeps the names. Returns the number of
+** frames named, 0 when there is nothing to name, SPY_ENOTSUP when built
+** without libdw, or SPY_EINVAL / SPY_ENOMEM. */
+SPY_API int spy_profile_symbolize(spy_profile *p);
 
 /* Self time per frame across all processes ("leaves"): fills out[i] with the
 ** frame index and self_ns of the n heaviest frames, heaviest first, and

@@ -1,11 +1,13 @@
 /*
-** profile/file.c: writing profiles (layout: docs/format.md), and reading
-** a profile file from disk.
+** profile/save.c: writing profiles (layout: docs/format.md), the runtime
+** library's half of the file format; profile/load.c, in the tools library,
+** is the other half.
 **
 ** The writer encodes the whole profile into memory and writes it at once;
 ** the encoding is deterministic (strings are interned in a fixed order), so
-** equal profiles give identical files. Loading a file reads it whole and
-** hands it to the hostile-input parser in profile/validate.c.
+** equal profiles give identical files. The runtime depends on libc only,
+** so the CRC-32 is computed here (the loader checks it with zlib's, so
+** every test that saves and loads a profile checks this one too).
 */
 #include "config.h"
 
@@ -13,25 +15,37 @@
 #include "profile/file.h"
 #include "profile/profile.h"
 
-#include <errno.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-
-const unsigned char spyP_magic[8] = {'S', 'P', 'Y', 'O',
-                                     'N', '\r', '\n', 0x1a};
 
 static void put_le(unsigned char *d, uint64_t v, int n) {
   for (int i = 0; i < n; i++) d[i] = (unsigned char)(v >> (8 * i));
 }
 
+/* CRC-32 as zlib and PNG compute it (reflected polynomial 0xEDB88320,
+** initial and final complement), a byte at a time from a table. */
+static uint32_t crc32_of(const unsigned char *b, size_t n) {
+  static uint32_t table[256];
+  static int ready; /* idempotent: racing writers store the same values */
+  if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+    for (uint32_t i = 0; i < 256; i++) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      table[i] = c;
+    }
+    __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+  }
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; i++) c = table[(c ^ b[i]) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
 void spyP_fix_preamble(unsigned char *buf, size_t len) {
   if (len < SPYP_PRE_SIZE) return;
   put_le(buf + SPYP_PRE_LEN, (uint64_t)(len - SPYP_PRE_SIZE), 8);
-  uLong crc = crc32_z(0L, buf + SPYP_PRE_LEN, len - SPYP_PRE_LEN);
-  put_le(buf + SPYP_PRE_CRC, (uint64_t)crc, 4);
+  put_le(buf + SPYP_PRE_CRC, crc32_of(buf + SPYP_PRE_LEN, len - SPYP_PRE_LEN),
+         4);
 }
 
 /* ------------------------------------------------------------------------
@@ -172,8 +186,18 @@ static int enc_check(const spy_profile *p, char *err, size_t errlen) {
     }
   }
   ARR_(p->nnatives, p->natives, "natives")
-  for (size_t i = 0; i < p->nnatives; i++)
-    ARR_(p->natives[i].nframes, p->natives[i].frames, "a native's frames")
+  ARR_(p->nmodules, p->modules, "modules")
+  ARR_(p->nlocations, p->locations, "locations")
+  for (size_t i = 0; i < p->nlocations; i++) {
+    const spy_location *l = &p->locations[i];
+    if (l->frame >= p->nframes || p->frames[l->frame].kind != SPY_FRAME_NATIVE ||
+        (l->module != SPY_NONE && l->module >= p->nmodules)) {
+      if (err && errlen)
+        snprintf(err, errlen, "location %zu: frame %u or module %u out of "
+                 "range or not native", i, l->frame, l->module);
+      return SPY_EINVAL;
+    }
+  }
   for (size_t i = 0; i < p->nsteps; i++) {
     ARR_(p->steps[i].nframes, p->steps[i].frames, "a step's frames")
     if (p->steps[i].nsizes > 4) {
@@ -202,6 +226,10 @@ static void collect_strings(const spy_profile *p, strtab *t) {
   for (size_t i = 0; i < p->nprocesses; i++)
     st_intern(t, p->processes[i].name);
   for (size_t i = 0; i < p->nregions; i++) st_intern(t, p->regions[i].name);
+  for (size_t i = 0; i < p->nmodules; i++) {
+    st_intern(t, p->modules[i].path);
+    st_intern(t, p->modules[i].build_id);
+  }
 }
 
 static void put_section(wbuf *body, unsigned tag, wbuf *sec) {
@@ -331,6 +359,23 @@ static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
     }
     put_section(b, SPYP_SEC_NATIVES, s);
   }
+
+  /* Optional: where native frames point, when the profile says. */
+  if (p->nmodules || p->nlocations) {
+    w_var(s, p->nmodules);
+    for (size_t i = 0; i < p->nmodules; i++) {
+      w_var(s, st_intern(t, p->modules[i].path));
+      w_var(s, st_intern(t, p->modules[i].build_id));
+      w_var(s, p->modules[i].bias);
+    }
+    w_var(s, p->nlocations);
+    for (size_t i = 0; i < p->nlocations; i++) {
+      w_var(s, p->locations[i].frame);
+      w_opt(s, p->locations[i].module);
+      w_var(s, p->locations[i].addr);
+    }
+    put_section(b, SPYP_SEC_MODULES, s);
+  }
 }
 
 int spyP_encode(const spy_profile *p, unsigned char **out, size_t *len,
@@ -388,72 +433,3 @@ int spy_profile_save(const spy_profile *p, const char *path, char *err,
 }
 
 
-/* How many bytes of the stream to read at most, once its preamble is in:
-** a regular file is read whole (its size is real), but a device or pipe
-** (/dev/zero, a hostile producer) only as far as the preamble announces,
-** plus one byte to notice trailing data. */
-static size_t read_limit(const unsigned char *buf, size_t n, int regular) {
-  if (regular) return SIZE_MAX;
-  if (n < SPYP_PRE_SIZE || memcmp(buf, spyP_magic, sizeof spyP_magic) != 0)
-    return n;
-  uint64_t body = 0;
-  for (int i = 0; i < 8; i++)
-    body |= (uint64_t)buf[SPYP_PRE_LEN + i] << (8 * i);
-  if (body > SIZE_MAX - SPYP_PRE_SIZE - 1) return SIZE_MAX;
-  return SPYP_PRE_SIZE + (size_t)body + 1;
-}
-
-int spy_profile_load(const char *path, spy_profile **out, char *err,
-                     size_t errlen) {
-  if (err && errlen) err[0] = '\0';
-  if (!out) return SPY_EINVAL;
-  *out = NULL;
-  if (!path) return SPY_EINVAL;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    if (err && errlen)
-      snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    return SPY_EIO;
-  }
-  struct stat st;
-  int regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
-  size_t cap = 1 << 16, n = 0, limit = SIZE_MAX;
-  int have_limit = 0;
-  unsigned char *buf = malloc(cap);
-  int rc = 0;
-  while (buf && n < limit) {
-    if (n == cap) {
-      unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    /* The first read stops at the preamble, which sets the limit. */
-    size_t want = cap - n;
-    if (!have_limit && want > SPYP_PRE_SIZE - n) want = SPYP_PRE_SIZE - n;
-    if (want > limit - n) want = limit - n;
-    size_t r = fread(buf + n, 1, want, f);
-    n += r;
-    if (!have_limit && n == SPYP_PRE_SIZE) {
-      limit = read_limit(buf, n, regular);
-      have_limit = 1;
-    }
-    if (r < want) break;
-  }
-  if (!buf) {
-    if (err && errlen) snprintf(err, errlen, "%s: out of memory", path);
-    rc = SPY_ENOMEM;
-  } else if (ferror(f)) {
-    if (err && errlen)
-      snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
-    rc = SPY_EIO;
-  }
-  fclose(f);
-  if (rc == 0) rc = spyP_load_mem(buf, n, path, 0, out, err, errlen);
-  free(buf);
-  return rc;
-}

@@ -1,38 +1,62 @@
 /*
-** report/report.h: what the report module offers the CLI besides
-** spy_report_text (declared in <spyon.h>). Internal (spyR_) until the lead
-** moves these into a public header.
-**
-** Every writer only reads the profile, writes to f and returns 0, SPY_EINVAL
-** (NULL argument), SPY_ENOMEM, SPY_EFORMAT (nodes that do not form a tree)
-** or SPY_EIO (f reported a write error; checked after a final fflush). None
-** prints anything anywhere else. Thread safety: any number of writers may
-** read one profile at once.
+** spyon/report.h: the text report and the exports (tools library,
+** libspyon-tools; pkg-config spyon-tools). They only read a spy_profile
+** (<spyon/profile.h>), taken in this process or loaded from a file.
 */
-#ifndef SPY_REPORT_H
-#define SPY_REPORT_H
-
-#include <stdio.h>
+#ifndef SPYON_REPORT_H
+#define SPYON_REPORT_H
 
 #include <spyon/profile.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+** Reports (the text layout of seed 004's second report)
+** --------------------------------------------------------------------- */
+
+typedef struct spy_report_options {
+  double threshold_pct; /* hide tree nodes below this share; default 0.5 */
+  unsigned leaves;      /* leaves listed at most; default 40 */
+  unsigned longest;     /* longest single steps listed; default 10 */
+  int sections;         /* SPY_REPORT_* bits; default all */
+  int width;            /* columns for names; 0: no limit */
+} spy_report_options;
+
+#define SPY_REPORT_TREE 1
+#define SPY_REPORT_LEAVES 2
+#define SPY_REPORT_PRIMS 4
+#define SPY_REPORT_LONGEST 8
+#define SPY_REPORT_GC 16
+#define SPY_REPORT_REGIONS 32
+#define SPY_REPORT_ALL 63
+
+SPY_API void spy_report_options_init(spy_report_options *o);
+
+/* Write the text report of *p to f. Returns 0, SPY_EINVAL or SPY_EIO. */
+SPY_API int spy_report_text(const spy_profile *p, FILE *f,
+                            const spy_report_options *o);
+
+/* Exports and diffs. Each only reads its profiles, writes to f and returns
+** 0, SPY_EINVAL (NULL argument, or an index out of range in a hand-built
+** profile), SPY_ENOMEM, SPY_EFORMAT (nodes that do not form a tree) or
+** SPY_EIO (f reported a write error; checked after a final fflush). None
+** prints anything anywhere else; any number may read one profile at once.
+** docs/report.md describes each format. */
 
 /* ------------------------------------------------------------------------
 ** Folded stacks (Brendan Gregg's format, for flamegraph.pl, inferno,
 ** speedscope's importer)
 ** --------------------------------------------------------------------- */
 
-typedef enum spyR_weight {
-  SPYR_WEIGHT_US = 0,     /* self time in microseconds, rounded */
-  SPYR_WEIGHT_TALLIES = 1 /* self samples */
-} spyR_weight;
-
 /* One line per node with self time: "PROCESS;frame;frame;...;leaf N",
-** frames root first, named by their report labels (spyR_label), processes
-** and their children in the text report's order (heaviest first). ';' and
-** control characters inside names become '_'. Lines whose N would be 0 are
-** left out. */
-SPY_INTERNAL int spyR_write_folded(const spy_profile *p, FILE *f,
-                                   spyR_weight weight);
+** frames root first, named by their report labels, processes and their
+** children in the text report's order (heaviest first); N is the self time
+** in microseconds, rounded (tallies 0) or the self samples (tallies 1).
+** ';' and control characters inside names become '_'. Lines whose N would
+** be 0 are left out. */
+SPY_API int spy_report_folded(const spy_profile *p, FILE *f, int tallies);
 
 /* ------------------------------------------------------------------------
 ** speedscope (https://www.speedscope.app/file-format-schema.json)
@@ -43,8 +67,8 @@ SPY_INTERNAL int spyR_write_folded(const spy_profile *p, FILE *f,
 ** its weight the node's self_ns. shared.frames[i] is p->frames[i] by its
 ** label, so frame indices match the profile's. `name` is the document name
 ** (NULL: the profile's command, or "spyon"). */
-SPY_INTERNAL int spyR_write_speedscope(const spy_profile *p, FILE *f,
-                                       const char *name);
+SPY_API int spy_report_speedscope(const spy_profile *p, FILE *f,
+                                  const char *name);
 
 /* ------------------------------------------------------------------------
 ** Flame graph (report/flame.c)
@@ -54,12 +78,10 @@ SPY_INTERNAL int spyR_write_speedscope(const spy_profile *p, FILE *f,
 ** manner of flamegraph.pl's: the root bar "all" at the bottom, processes
 ** above it (heaviest first), then their call trees; widths are total
 ** time. `title` NULL: the profile's command, or "spyon". */
-SPY_INTERNAL int spyR_write_svg(const spy_profile *p, FILE *f,
-                                const char *title);
+SPY_API int spy_report_svg(const spy_profile *p, FILE *f, const char *title);
 
 /* ------------------------------------------------------------------------
-** pprof (gzip-compressed profile.proto; report/pprof.c, in the tools
-** library libspyon_tools: it needs protobuf-c)
+** pprof (gzip-compressed profile.proto; report/pprof.c: protobuf-c, zlib)
 ** --------------------------------------------------------------------- */
 
 /* One sample per node with self time (every process, heaviest first):
@@ -68,7 +90,7 @@ SPY_INTERNAL int spyR_write_svg(const spy_profile *p, FILE *f,
 ** primitive. Functions are named by the report's labels (native frames by
 ** their bare symbol, at their address in a "[native]" mapping). Written
 ** gzip-compressed to f. */
-SPY_INTERNAL int spyR_write_pprof(const spy_profile *p, FILE *f);
+SPY_API int spy_report_pprof(const spy_profile *p, FILE *f);
 
 /* ------------------------------------------------------------------------
 ** Profile diff
@@ -82,21 +104,21 @@ SPY_INTERNAL int spyR_write_pprof(const spy_profile *p, FILE *f);
 ** a '*' when it is beyond it. Frames under o->threshold_pct of their
 ** profile's time on both sides are left out, at most o->leaves lines per
 ** table (o NULL: defaults). */
-SPY_INTERNAL int spyR_write_diff(const spy_profile *a, const spy_profile *b,
-                                 FILE *f, const spy_report_options *o);
+SPY_API int spy_report_diff(const spy_profile *a, const spy_profile *b,
+                            FILE *f, const spy_report_options *o);
 
 /* The same tables as one JSON document, every frame with time, nothing
 ** thresholded: {"a":{tallies,wall_ns},"b":{...},"self":{"z":Z,"frames":
 ** [{kind,name,a_ns,b_ns,a_tallies,b_tallies,change_ns,noise_ns,
 ** significant}...]},"total":{...}} (docs/report.md). */
-SPY_INTERNAL int spyR_write_diff_json(const spy_profile *a,
-                                      const spy_profile *b, FILE *f);
+SPY_API int spy_report_diff_json(const spy_profile *a, const spy_profile *b,
+                                 FILE *f);
 
 /* Differential folded stacks (the input of `flamegraph.pl` after
 ** difffolded.pl): "PROCESS;frame;...;leaf A B" per stack with self time
 ** in either profile, A and B its self time in microseconds. */
-SPY_INTERNAL int spyR_write_diff_folded(const spy_profile *a,
-                                        const spy_profile *b, FILE *f);
+SPY_API int spy_report_diff_folded(const spy_profile *a,
+                                   const spy_profile *b, FILE *f);
 
 /* ------------------------------------------------------------------------
 ** Merge
@@ -108,7 +130,11 @@ SPY_INTERNAL int spyR_write_diff_folded(const spy_profile *a,
 ** and native stacks summed, the longest steps of all runs kept. Returns 0
 ** and *out, SPY_EINVAL (n == 0, or profiles of different modes),
 ** SPY_ENOMEM or SPY_EFORMAT. */
-SPY_INTERNAL int spyR_merge(const spy_profile *const *p, size_t n,
-                            spy_profile **out);
+SPY_API int spy_profile_merge(const spy_profile *const *p, size_t n,
+                              spy_profile **out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

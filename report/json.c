@@ -1,5 +1,5 @@
 /*
-** profile/json.c: the whole profile as one JSON document, for scripts and
+** report/json.c: the whole profile as one JSON document, for scripts and
 ** tests. The schema is in docs/format.md. Numbers are written exactly (all
 ** are unsigned integers); frame keys, which may use all 64 bits, are hex
 ** strings so that no JSON reader rounds them.
@@ -73,6 +73,14 @@ static int check_ranges(const spy_profile *p) {
   for (size_t i = 0; i < p->nregions; i++)
     if (!OPT_(p->regions[i].parent, p->nregions)) return SPY_EINVAL;
   if (p->nnatives && !p->natives) return SPY_EINVAL;
+  if ((p->nmodules && !p->modules) || (p->nlocations && !p->locations))
+    return SPY_EINVAL;
+  for (size_t i = 0; i < p->nmodules; i++)
+    if (!p->modules[i].path || !p->modules[i].build_id) return SPY_EINVAL;
+  for (size_t i = 0; i < p->nlocations; i++)
+    if (!IDX_(p->locations[i].frame, p->nframes) ||
+        !OPT_(p->locations[i].module, p->nmodules))
+      return SPY_EINVAL;
   for (size_t i = 0; i < p->nnatives; i++) {
     const spy_native *nt = &p->natives[i];
     if (!IDX_(nt->prim, p->nprims) || (nt->nframes && !nt->frames))
@@ -229,6 +237,30 @@ static void j_regions(FILE *f, const spy_profile *p) {
 }
 
 /* Native stacks inside primitives: one object per distinct path. */
+/* Where native frames point: modules and locations (addresses as hex
+** strings, as frame keys are: JSON numbers lose 64-bit precision). */
+static void j_modules(FILE *f, const spy_profile *p) {
+  fputs("\"modules\":[", f);
+  for (size_t i = 0; i < p->nmodules; i++) {
+    const spy_module *m = &p->modules[i];
+    fprintf(f, "%s\n{\"path\":", i ? "," : "");
+    spyP_json_fstr(f, m->path);
+    fputs(",\"build_id\":", f);
+    spyP_json_fstr(f, m->build_id);
+    fprintf(f, ",\"bias\":\"0x%" PRIx64 "\"}", m->bias);
+  }
+  fputs("],\n\"locations\":[", f);
+  for (size_t i = 0; i < p->nlocations; i++) {
+    const spy_location *l = &p->locations[i];
+    fprintf(f, "%s\n{\"frame\":%" PRIu32 ",\"module\":", i ? "," : "",
+            l->frame);
+    if (l->module == SPY_NONE) fputs("null", f);
+    else fprintf(f, "%" PRIu32, l->module);
+    fprintf(f, ",\"addr\":\"0x%" PRIx64 "\"}", l->addr);
+  }
+  fputs("],\n", f);
+}
+
 static void j_natives(FILE *f, const spy_profile *p) {
   fputs("\"natives\":[", f);
   for (size_t i = 0; i < p->nnatives; i++) {
@@ -285,6 +317,7 @@ int spy_profile_write_json(const spy_profile *p, FILE *f) {
     j_steps(f, p);
     j_regions(f, p);
     j_natives(f, p);
+    j_modules(f, p);
     fprintf(f, "\"gc\":{\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64
             ",\"max_ns\":%" PRIu64 "}}\n",
             p->gc.count, p->gc.total_ns, p->gc.max_ns);

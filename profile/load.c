@@ -1,6 +1,7 @@
 /*
-** profile/validate.c: the loader proper: parse a profile file held in
-** memory (layout: docs/format.md) as hostile input.
+** profile/load.c: reading profiles (layout: docs/format.md), the tools
+** library's half of the file format (profile/save.c writes them): read a
+** file whole, then parse it in memory as hostile input.
 **
 ** Every count is bounded by the bytes left to hold it (so no allocation
 ** exceeds a small multiple of the input), every index is checked against
@@ -14,16 +15,18 @@
 #include "profile/file.h"
 #include "profile/profile.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 static const char *const sec_name[] = {
     "?",     "header",    "strings", "prims",   "frames",
     "nodes", "processes", "steps",   "regions", "gc",
-    "natives"};
+    "natives", "modules"};
 
 static const char *const kind_name[] = {"root",   "method", "primitive",
                                         "gc",     "region", "native",
@@ -617,6 +620,38 @@ static int ld_natives(ld *L) {
   return 0;
 }
 
+static int ld_modules(ld *L) {
+  spy_profile *p = L->p;
+  size_t n;
+  TRY(rd_count(L, &n, "module count", 3));
+  p->modules = spyP_calloc(p, n, sizeof *p->modules);
+  if (!p->modules) return fail_nomem(L);
+  p->nmodules = n;
+  for (size_t i = 0; i < n; i++) {
+    spy_module *m = &p->modules[i];
+    ctx(L, "module", i);
+    TRY(rd_str(L, &m->path, "path"));
+    TRY(rd_str(L, &m->build_id, "build-id"));
+    TRY(rd_var(L, &m->bias, "bias"));
+  }
+  TRY(rd_count(L, &n, "location count", 3));
+  p->locations = spyP_calloc(p, n, sizeof *p->locations);
+  if (!p->locations) return fail_nomem(L);
+  p->nlocations = n;
+  for (size_t i = 0; i < n; i++) {
+    spy_location *lc = &p->locations[i];
+    ctx(L, "location", i);
+    size_t at = L->pos;
+    TRY(rd_idx(L, &lc->frame, "frame", p->nframes, "frames"));
+    if (p->frames[lc->frame].kind != SPY_FRAME_NATIVE)
+      return fail(L, at, "frame %u is a %s frame, not a native frame",
+                  lc->frame, kind_name[p->frames[lc->frame].kind]);
+    TRY(rd_opt(L, &lc->module, "module", p->nmodules, "modules"));
+    TRY(rd_var(L, &lc->addr, "address"));
+  }
+  return 0;
+}
+
 /* ------------------------------------------------------------------------
 ** Loader: preamble and section list
 ** --------------------------------------------------------------------- */
@@ -666,7 +701,7 @@ static int ld_body(ld *L) {
       NULL,   ld_header,    ld_strings, ld_prims,   ld_frames,
       ld_nodes, ld_processes, ld_steps, ld_regions, ld_gc};
   unsigned expect = SPYP_SEC_HEADER;
-  int seen_natives = 0;
+  unsigned seen_opt = 0; /* optional sections read, a bit each */
   L->pos = SPYP_PRE_SIZE;
   while (L->pos < L->len) {
     L->sec = 0;
@@ -676,25 +711,26 @@ static int ld_body(ld *L) {
     uint64_t tag, slen;
     TRY(rd_var(L, &tag, "section tag"));
     TRY(rd_var(L, &slen, "section length"));
-    const char *nm = tag >= SPYP_SEC_HEADER && tag <= SPYP_SEC_NATIVES
+    const char *nm = tag >= SPYP_SEC_HEADER && tag <= SPYP_SEC_OPT_LAST
                          ? sec_name[tag] : "(unknown)";
     if (slen > L->len - L->pos)
       return fail(L, at, "section %llu (%s): length %llu runs past the end "
                   "of the file (%zu bytes left)", (unsigned long long)tag,
                   nm, (unsigned long long)slen, L->len - L->pos);
-    if (tag == SPYP_SEC_NATIVES) {
-      /* Optional, at most once, after all the required sections (it
-      ** refers to prims and frames). */
+    if (tag > SPYP_SEC_LAST && tag <= SPYP_SEC_OPT_LAST) {
+      /* Optional, each at most once, after all the required sections (they
+      ** refer to prims and frames). */
       if (expect <= SPYP_SEC_LAST)
         return fail(L, at, "section %llu (%s) before section %u (%s)",
                     (unsigned long long)tag, nm, expect, sec_name[expect]);
-      if (seen_natives)
+      unsigned bit = 1u << (tag - SPYP_SEC_LAST);
+      if (seen_opt & bit)
         return fail(L, at, "section %llu (%s) repeated",
                     (unsigned long long)tag, nm);
-      seen_natives = 1;
+      seen_opt |= bit;
       L->sec = (unsigned)tag;
       L->end = L->pos + (size_t)slen;
-      TRY(ld_natives(L));
+      TRY(tag == SPYP_SEC_NATIVES ? ld_natives(L) : ld_modules(L));
       L->pos = L->end;
       continue;
     }
@@ -761,4 +797,74 @@ int spyP_load_mem(const void *buf, size_t len, const char *name,
 int spy_profile_load_mem(const void *buf, size_t len, const char *name,
                          spy_profile **out, char *err, size_t errlen) {
   return spyP_load_mem(buf, len, name, 0, out, err, errlen);
+}
+
+/* How many bytes of the stream to read at most, once its preamble is in:
+** a regular file is read whole (its size is real), but a device or pipe
+** (/dev/zero, a hostile producer) only as far as the preamble announces,
+** plus one byte to notice trailing data. */
+static size_t read_limit(const unsigned char *buf, size_t n, int regular) {
+  if (regular) return SIZE_MAX;
+  if (n < SPYP_PRE_SIZE || memcmp(buf, spyP_magic, sizeof spyP_magic) != 0)
+    return n;
+  uint64_t body = 0;
+  for (int i = 0; i < 8; i++)
+    body |= (uint64_t)buf[SPYP_PRE_LEN + i] << (8 * i);
+  if (body > SIZE_MAX - SPYP_PRE_SIZE - 1) return SIZE_MAX;
+  return SPYP_PRE_SIZE + (size_t)body + 1;
+}
+
+int spy_profile_load(const char *path, spy_profile **out, char *err,
+                     size_t errlen) {
+  if (err && errlen) err[0] = '\0';
+  if (!out) return SPY_EINVAL;
+  *out = NULL;
+  if (!path) return SPY_EINVAL;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    if (err && errlen)
+      snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return SPY_EIO;
+  }
+  struct stat st;
+  int regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+  size_t cap = 1 << 16, n = 0, limit = SIZE_MAX;
+  int have_limit = 0;
+  unsigned char *buf = malloc(cap);
+  int rc = 0;
+  while (buf && n < limit) {
+    if (n == cap) {
+      unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    /* The first read stops at the preamble, which sets the limit. */
+    size_t want = cap - n;
+    if (!have_limit && want > SPYP_PRE_SIZE - n) want = SPYP_PRE_SIZE - n;
+    if (want > limit - n) want = limit - n;
+    size_t r = fread(buf + n, 1, want, f);
+    n += r;
+    if (!have_limit && n == SPYP_PRE_SIZE) {
+      limit = read_limit(buf, n, regular);
+      have_limit = 1;
+    }
+    if (r < want) break;
+  }
+  if (!buf) {
+    if (err && errlen) snprintf(err, errlen, "%s: out of memory", path);
+    rc = SPY_ENOMEM;
+  } else if (ferror(f)) {
+    if (err && errlen)
+      snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
+    rc = SPY_EIO;
+  }
+  fclose(f);
+  if (rc == 0) rc = spyP_load_mem(buf, n, path, 0, out, err, errlen);
+  free(buf);
+  return rc;
 }
