@@ -522,6 +522,26 @@ static void t_stable_ids(void) {
   t.process = 0;
   T_EQ_INT(spyR_tree_build(&t), 0);
   T_EQ_INT(t.nrows, rows);
+  /* Two nested focuses survive a rebuild from the other profile (whose
+  ** nodes are made afresh: the focus path is followed down by id), and u
+  ** goes back to the outer one, then to the root. */
+  uint32_t f1 = SPY_NONE, f2 = SPY_NONE;
+  for (size_t k = 0; k < t.nrows && f1 == SPY_NONE; k++)
+    if (spyR_tree_nshown(&t, t.row[k].node)) f1 = t.row[k].node;
+  T_ASSERT(f1 != SPY_NONE);
+  T_EQ_INT(spyR_tree_focus(&t, f1), 0);
+  for (size_t k = 0; k < t.nrows && f2 == SPY_NONE; k++)
+    if (spyR_tree_nshown(&t, t.row[k].node)) f2 = t.row[k].node;
+  T_ASSERT(f2 != SPY_NONE);
+  T_EQ_INT(spyR_tree_focus(&t, f2), 0);
+  uint64_t id1 = t.n[f1].id, id2 = t.n[f2].id;
+  t.p = p;
+  T_EQ_INT(spyR_tree_build(&t), 0);
+  T_EQ_INT(t.n[t.top].id, id2);
+  T_EQ_INT(spyR_tree_unfocus(&t), 0);
+  T_EQ_INT(t.n[t.top].id, id1);
+  T_EQ_INT(spyR_tree_unfocus(&t), 0);
+  T_EQ_INT(t.top, 0);
   spyR_tree_free(&t);
   spy_profile_free(p);
   spy_profile_free(q);
