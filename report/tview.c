@@ -234,8 +234,13 @@ static uint64_t child_id(uint64_t parent, const spy_frame *f) {
   return id ? id : 1;
 }
 
-/* Room for k more nodes, kids and members. */
+/* Room for `nodes` more nodes and kids and `mems` more members. Node,
+** kid and member indices are 32-bit: a view past that (the callers view
+** of a huge deep profile, all made) is out of memory, not wrapped. */
 static int reserve(spyR_tree *t, size_t nodes, size_t mems) {
+  if (t->nn + nodes >= UINT32_MAX || t->nkid + nodes >= UINT32_MAX ||
+      t->nmem + mems >= UINT32_MAX)
+    return SPY_ENOMEM;
   if (t->nn + nodes > t->capn) {
     size_t cap = t->capn ? t->capn : 1024;
     while (cap < t->nn + nodes) cap *= 2;
