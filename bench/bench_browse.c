@@ -27,7 +27,7 @@
 
 #include "profile/profile.h"
 #include "report/tree.h"
-#include "tui/view.h"
+#include "tui/keys.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,6 +297,11 @@ int main(int argc, char **argv) {
     {"3 (Primitives)", {'3'}},
     {"5 (Steps)", {'5'}},
     {"1 (Tree)", {'1'}},
+    {"n (after T 0: the search covers every node)", {'n'}},
+    {"/ method77 Enter (T 0: every node made)", {'/', 'm', 'e', 't', 'h', 'o',
+                                                 'd', '7', '7', SPYT_K_ENTER}},
+    {"E (T 0: every node made and shown)", {'E'}},
+    {"C (after that)", {'C'}},
     {"? (help; any key closes it)", {'?'}},
   };
   int missed = 0;

@@ -6,6 +6,7 @@
 # report/profile.pb-c.[ch] are generated from report/profile.proto by
 # protoc-c into the build tree.
 libspyon_tools_core_la_SOURCES += report/tree.c report/tree.h \
+	report/tview.c report/tview.h \
 	report/format.c report/format.h \
 	report/walk.c report/walk.h report/text.c report/json.c report/export.c \
 	report/diff.c report/merge.c report/flame.c report/pprof.c \

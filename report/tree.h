@@ -3,7 +3,7 @@
 ** ncurses browser (tui/) draws. It lives here, free of curses, so tests and
 ** the benchmark drive it without a terminal.
 **
-** A spyR_tree is built from a profile for one process or for all processes
+** A spyR_tree is a view of a profile for one process or for all processes
 ** merged, optionally inverted (callers view) and with recursion collapsed.
 ** It is its own node array (not the profile's), because merging, inversion
 ** and collapsing all make nodes the profile does not have:
@@ -18,9 +18,15 @@
 **              the recursive call's time is merged into the outermost
 **              occurrence of that frame on the path.
 **
-** Totals are recomputed from self times, so every view keeps the invariant
-** "a node's total is its self time plus its children's totals" and the
-** root's total equals the selected processes' total (tested).
+** Nodes are made lazily (report/tview.h): building makes the root only,
+** and a node's children are computed the first time something needs them
+** (it is expanded, its row is drawn, a search or a focus passes through
+** it). So switching view costs what is open on screen, not the size of
+** the view. Totals are exact from the start: a node's totals are its
+** members' (recomputed from self times), so every view keeps the
+** invariant "a node's total is its self time plus its children's totals"
+** and the root's total equals the selected processes' total (tested
+** against an eager reference).
 **
 ** Nodes carry stable ids: a hash of the frame path (kind and key, not
 ** indices) from the root, seeded by the view (process, inversion,
@@ -38,6 +44,7 @@
 #include <spyon/profile.h>
 
 #include "report/format.h"
+#include "report/tview.h"
 
 /* How children are ordered. */
 typedef enum spyR_sort {
@@ -54,11 +61,22 @@ typedef struct spyR_tnode {
   uint64_t id;          /* stable id (path hash) */
   uint32_t frame;       /* index into p->frames; SPY_NONE: the merged root */
   uint32_t parent;      /* SPY_NONE for the root (index 0) */
-  uint32_t kids, nkids; /* children: t->kid[kids .. kids+nkids) */
+  uint32_t kids, nkids; /* children: t->kid[kids .. kids+nkids), once known */
   uint32_t depth;       /* 0 for the root */
-  uint32_t pre;         /* pre-order number in the sorted tree */
+  uint32_t pre;         /* pre-order number (set by the search) */
+  uint32_t src;         /* the first profile node mapped to it (orders ties
+                           as the text report does) */
+  uint32_t mem, nmem;   /* members: t->mem[mem .. mem+nmem) */
+  unsigned char known;  /* children computed (spyR_tree_kids) */
+  unsigned char last;   /* last shown child of its parent (the guides) */
   uint64_t total_ns, self_ns, tallies, self_tallies;
 } spyR_tnode;
+
+/* A member of a node (report/tview.h): a profile node `at`, and for the
+** inverted views the leaf whose self time it carries. */
+typedef struct spyR_tmem {
+  uint32_t leaf, at;
+} spyR_tmem;
 
 /* One visible row. */
 typedef struct spyR_trow {
@@ -71,20 +89,6 @@ typedef struct spyR_hset {
   size_t cap, n;
 } spyR_hset;
 
-/* A built tree kept for a quick way back (G twice, r twice, a process
-** and back): the node arrays and what they were built for. */
-typedef struct spyR_built {
-  const spy_profile *p;
-  uint32_t process;
-  int inverted, collapse;
-  spyR_sort sort;
-  spyR_tnode *n;
-  size_t nn;
-  uint32_t *kid, *src;
-} spyR_built;
-
-#define SPYR_CACHE 2
-
 typedef struct spyR_tree {
   const spy_profile *p;
   /* The view: set them, then call spyR_tree_build. */
@@ -93,18 +97,21 @@ typedef struct spyR_tree {
   spyR_sort sort;
   double threshold_pct; /* rows below this share of the profile are hidden */
 
-  /* The built tree: n[0] is the root; built_p is the profile and sort it
-  ** was built from. */
+  /* The built view: n[0] is the root, made from built_p; the nodes made
+  ** so far (nn), their children lists (kid) and members (mem). */
   const spy_profile *built_p;
   uint32_t built_process;
   int built_inverted, built_collapse;
   spyR_sort built_sort;
   spyR_tnode *n;
-  size_t nn;
+  size_t nn, capn;
   uint32_t *kid;
-  uint32_t *src;          /* per node: the first profile node mapped to it
-                             (orders ties as the text report does) */
-  unsigned char *islast;  /* per node: last shown child of its parent */
+  size_t nkid, capkid;
+  spyR_tmem *mem;
+  size_t nmem, capmem;
+  spyR_tindex *ix;      /* the profile's index (report/tview.h) */
+  uint32_t *rank;       /* per frame: its rank by label (sorting by name) */
+  const spy_profile *rank_p;
   uint64_t base_ns;     /* what percentages are shares of (spyR_base_ns) */
   double min_ns;        /* the visibility bound from threshold_pct */
 
@@ -113,10 +120,14 @@ typedef struct spyR_tree {
   int all_expanded;
   spyR_hset flip;
 
-  /* Focus: a stack of node ids, innermost last; the top node is the last
-  ** one that resolves (the root when empty). */
-  uint64_t *focus;
+  /* Focus: a stack of nested nodes, innermost last, as their depths
+  ** (focus) along one path of ids from the root (fpath[d - 1]: the id at
+  ** depth d); the top node is the deepest one that resolves (the root
+  ** when empty). */
+  uint32_t *focus;
   size_t nfocus, capfocus;
+  uint64_t *fpath;
+  size_t nfpath, capfpath;
   uint32_t top;
 
   /* Visible rows under the top node, and the cursor's row. */
@@ -124,17 +135,22 @@ typedef struct spyR_tree {
   size_t nrows, caprows;
   size_t cursor;
 
-  /* Search: the query and the matching nodes in pre-order. */
+  /* Search: the query and the matching nodes in pre-order; match_stale:
+  ** the list is out of date (n/N then step through the tree instead).
+  ** search_budget: the most nodes a search goes through to list and count
+  ** the matches (0: no limit; the browser sets one, so that `/` on a huge
+  ** view with no threshold stays quick: past it the list is left stale). */
   char *query;
   uint32_t *match;
   size_t nmatch;
+  int match_stale;
+  size_t search_budget;
   unsigned char *frame_hit; /* per frame: its label matches the query */
+  size_t nhit;              /* frames that match */
 
   /* The label test per frame is kept for this query and profile. */
   char *hit_query;
   const spy_profile *hit_p;
-
-  spyR_built cache[SPYR_CACHE]; /* earlier builds, most recent first */
 
   spyR_buf lab; /* scratch */
   int oom;
@@ -147,13 +163,15 @@ SPY_INTERNAL void spyR_tree_init(spyR_tree *t, const spy_profile *p);
 SPY_INTERNAL void spyR_tree_free(spyR_tree *t);
 
 /* (Re)build the tree from t->p and the view fields, then restore the focus,
-** the expansion and the cursor (by node id) and the search. Returns 0,
-** SPY_EINVAL (bad process index), SPY_ENOMEM or SPY_EFORMAT (the profile's
-** nodes do not form a tree). Call it again after changing t->p (a new
-** snapshot), the process, inverted or collapse. */
+** the expansion and the cursor (by node id) and the search. Only the nodes
+** on screen are made (the first build of a profile also indexes it, in
+** O(nodes)). Returns 0, SPY_EINVAL (bad process index), SPY_ENOMEM or
+** SPY_EFORMAT (the profile's nodes do not form a tree). Call it again
+** after changing t->p (a new snapshot), the process, inverted or
+** collapse. */
 SPY_INTERNAL int spyR_tree_build(spyR_tree *t);
 
-/* Forget the earlier builds and cached label tests: call it before
+/* Forget the profile's index and cached label tests: call it before
 ** spyR_tree_build when t->p was replaced (a new snapshot), since a freed
 ** profile's address may come back. */
 SPY_INTERNAL void spyR_tree_forget(spyR_tree *t);
@@ -166,15 +184,23 @@ SPY_INTERNAL int spyR_tree_refilter(spyR_tree *t);
 /* Is node n visible under the threshold; is it expanded? */
 SPY_INTERNAL int spyR_tree_shown(const spyR_tree *t, uint32_t n);
 SPY_INTERNAL int spyR_tree_expanded(const spyR_tree *t, uint32_t n);
-/* Visible children of n (those at or above the threshold). */
-SPY_INTERNAL size_t spyR_tree_nshown(const spyR_tree *t, uint32_t n);
+/* Make node n's children known (computed, sorted, the last shown one
+** marked); t->n may move. 0 or SPY_ENOMEM. */
+SPY_INTERNAL int spyR_tree_kids(spyR_tree *t, uint32_t n);
+/* Visible children of n (those at or above the threshold); computes them
+** when not known yet (0 when out of memory). */
+SPY_INTERNAL size_t spyR_tree_nshown(spyR_tree *t, uint32_t n);
+/* Make every node of the view (tests, and a reference for them: the
+** eager tree). 0 or SPY_ENOMEM. */
+SPY_INTERNAL int spyR_tree_materialize(spyR_tree *t);
 
 /* The node under the cursor (SPY_NONE when there are no rows). */
 SPY_INTERNAL uint32_t spyR_tree_cur(const spyR_tree *t);
 
 /* Expansion. Each re-flattens the rows and keeps the cursor on its node.
 **   set      expand (on != 0) or collapse node n
-**   subtree  the same for n and every node below it
+**   subtree  the same for n and every shown node below it (nodes under
+**            the threshold stay as they were: their rows are hidden)
 **   all      every node (E / C)
 ** Return 0 or SPY_ENOMEM. */
 SPY_INTERNAL int spyR_tree_set(spyR_tree *t, uint32_t n, int on);
@@ -194,16 +220,20 @@ SPY_INTERNAL int spyR_tree_unfocus(spyR_tree *t);
 SPY_INTERNAL int spyR_tree_reveal(spyR_tree *t, uint32_t n);
 
 /* Find a child of the root whose frame is `frame` (SPY_NONE if none). */
-SPY_INTERNAL uint32_t spyR_tree_find_top(const spyR_tree *t, uint32_t frame);
+SPY_INTERNAL uint32_t spyR_tree_find_top(spyR_tree *t, uint32_t frame);
 
 /* Search: set the query (case-insensitive substring of the label; NULL or
 ** "" clears it) and collect every visible-under-threshold node below the
 ** top whose label matches, in pre-order (reading order with everything
-** expanded). Returns the number of matches or SPY_ENOMEM. */
+** expanded). Returns the number of matches or SPY_ENOMEM; past
+** t->search_budget nodes, 1 if there is a match at all (0 if not) with
+** the list left stale. */
 SPY_INTERNAL int spyR_tree_search(spyR_tree *t, const char *query);
 /* The next (dir > 0) or previous match after the cursor's node in
-** pre-order, wrapping; SPY_NONE when there are no matches. */
-SPY_INTERNAL uint32_t spyR_tree_next_match(const spyR_tree *t, int dir);
+** pre-order, wrapping; SPY_NONE when there are no matches. Makes the
+** match list again first when a rebuild, resort, refilter or focus left
+** it stale (those keys do not pay for a search nobody asked for yet). */
+SPY_INTERNAL uint32_t spyR_tree_next_match(spyR_tree *t, int dir);
 /* Does node n's frame match the query? */
 SPY_INTERNAL int spyR_tree_is_match(const spyR_tree *t, uint32_t n);
 

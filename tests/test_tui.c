@@ -23,7 +23,7 @@
 #include "report/format.h"
 #include "report/tree.h"
 #include "report/walk.h"
-#include "tui/view.h"
+#include "tui/keys.h"
 
 /* ------------------------------------------------------------------------
 ** Profiles
@@ -184,6 +184,7 @@ static void t_totals(void) {
         t.inverted = inv;
         t.collapse = col;
         T_EQ_INT(spyR_tree_build(&t), 0);
+        T_EQ_INT(spyR_tree_materialize(&t), 0);
         check_tree(&t);
         T_EQ_INT(spyR_tree_all(&t, 1), 0);
         check_rows(&t);
@@ -285,6 +286,7 @@ static void t_collapse(void) {
   spyR_tree_init(&t, p);
   t.collapse = 1;
   T_EQ_INT(spyR_tree_build(&t), 0);
+  T_EQ_INT(spyR_tree_materialize(&t), 0);
   check_tree(&t);
   T_EQ_INT(t.nn, 4); /* root, f, g, h */
   uint32_t f = spyR_tree_find_top(&t, 1);
@@ -300,12 +302,14 @@ static void t_collapse(void) {
   /* Uncollapsed it is the profile's own chain, node for node. */
   t.collapse = 0;
   T_EQ_INT(spyR_tree_build(&t), 0);
+  T_EQ_INT(spyR_tree_materialize(&t), 0);
   T_EQ_INT(t.nn, 6);
   check_tree(&t);
   /* Inverted and collapsed: h's callers are g, then f, once each. */
   t.inverted = 1;
   t.collapse = 1;
   T_EQ_INT(spyR_tree_build(&t), 0);
+  T_EQ_INT(spyR_tree_materialize(&t), 0);
   check_tree(&t);
   uint32_t h = spyR_tree_find_top(&t, 3);
   T_ASSERT(h != SPY_NONE);
@@ -377,7 +381,8 @@ static void t_matches_report(void) {
 
 /* Search: the matches are exactly the expanded tree's rows whose label
 ** contains the query (any case), in reading order; n walks them in that
-** order and wraps; N walks back; every match is revealed when visited. */
+** order and wraps; N walks back; every match is revealed when visited.
+** The same holds when n/N step without the list (it went stale). */
 static void t_search(void) {
   spy_profile *p = random_profile(2, 2000, 30, 0);
   const char *queries[] = {"method3", "CLASS1", "prim", "nothing-like-it"};
@@ -427,7 +432,52 @@ static void t_search(void) {
       size_t at = 0;
       while (exp[at] != cur) at++;
       T_EQ_INT(spyR_tree_next_match(&t, -1), exp[(at + nexp - 1) % nexp]);
+      /* With the list stale (a rebuild since the search), n and N step
+      ** through a tree made afresh, making nodes as they go, and meet the
+      ** same matches (by id) in the same order, both ways round. */
+      spyR_tree u;
+      spyR_tree_init(&u, p);
+      u.threshold_pct = 0.2;
+      T_EQ_INT(spyR_tree_build(&u), 0);
+      T_EQ_INT(spyR_tree_search(&u, queries[qi]), nexp);
+      T_EQ_INT(spyR_tree_build(&u), 0);
+      T_ASSERT(u.match_stale);
+      u.cursor = 0;
+      start = u.n[spyR_tree_cur(&u)].id == t.n[exp[0]].id ? 1 : 0;
+      for (size_t i = 0; i < nexp + 1; i++) {
+        uint32_t m = spyR_tree_next_match(&u, 1);
+        T_ASSERT(m != SPY_NONE);
+        T_EQ_INT(u.n[m].id, t.n[exp[(i + start) % nexp]].id);
+        T_EQ_INT(spyR_tree_reveal(&u, m), 0);
+        T_EQ_INT(spyR_tree_cur(&u), m);
+      }
+      at = (nexp + start) % nexp; /* the last one visited */
+      for (size_t i = 1; i < nexp + 2; i++) {
+        uint32_t m = spyR_tree_next_match(&u, -1);
+        T_ASSERT(m != SPY_NONE);
+        T_EQ_INT(u.n[m].id, t.n[exp[(at + (nexp + 1) * nexp - i) % nexp]].id);
+        T_EQ_INT(spyR_tree_reveal(&u, m), 0);
+      }
+      T_ASSERT(u.match_stale);
+      spyR_tree_free(&u);
     }
+    /* Past the search budget: 1 if there is a match at all (0 if not),
+    ** the list left stale, and n goes to the first match. */
+    spyR_tree v;
+    spyR_tree_init(&v, p);
+    v.threshold_pct = 0.2;
+    v.search_budget = 3;
+    T_EQ_INT(spyR_tree_build(&v), 0);
+    T_EQ_INT(spyR_tree_search(&v, queries[qi]), nexp ? 1 : 0);
+    T_ASSERT(v.match_stale);
+    v.cursor = 0;
+    uint32_t m = spyR_tree_next_match(&v, 1);
+    if (!nexp) T_EQ_INT(m, SPY_NONE);
+    else {
+      size_t first = v.n[spyR_tree_cur(&v)].id == t.n[exp[0]].id ? 1 : 0;
+      T_EQ_INT(v.n[m].id, t.n[exp[first % nexp]].id);
+    }
+    spyR_tree_free(&v);
     free(exp);
     spyR_tree_free(&t);
   }
@@ -447,7 +497,7 @@ static void t_stable_ids(void) {
   T_EQ_INT(spyR_tree_open_heavy(&t, 2.0), 0);
   /* Open the last row with children, put the cursor on the last row. */
   size_t r = t.nrows;
-  while (r-- > 0 && !t.n[t.row[r].node].nkids) {
+  while (r-- > 0 && !spyR_tree_nshown(&t, t.row[r].node)) {
   }
   T_ASSERT(r < t.nrows);
   T_EQ_INT(spyR_tree_set(&t, t.row[r].node, 1), 0);
@@ -472,6 +522,26 @@ static void t_stable_ids(void) {
   t.process = 0;
   T_EQ_INT(spyR_tree_build(&t), 0);
   T_EQ_INT(t.nrows, rows);
+  /* Two nested focuses survive a rebuild from the other profile (whose
+  ** nodes are made afresh: the focus path is followed down by id), and u
+  ** goes back to the outer one, then to the root. */
+  uint32_t f1 = SPY_NONE, f2 = SPY_NONE;
+  for (size_t k = 0; k < t.nrows && f1 == SPY_NONE; k++)
+    if (spyR_tree_nshown(&t, t.row[k].node)) f1 = t.row[k].node;
+  T_ASSERT(f1 != SPY_NONE);
+  T_EQ_INT(spyR_tree_focus(&t, f1), 0);
+  for (size_t k = 0; k < t.nrows && f2 == SPY_NONE; k++)
+    if (spyR_tree_nshown(&t, t.row[k].node)) f2 = t.row[k].node;
+  T_ASSERT(f2 != SPY_NONE);
+  T_EQ_INT(spyR_tree_focus(&t, f2), 0);
+  uint64_t id1 = t.n[f1].id, id2 = t.n[f2].id;
+  t.p = p;
+  T_EQ_INT(spyR_tree_build(&t), 0);
+  T_EQ_INT(t.n[t.top].id, id2);
+  T_EQ_INT(spyR_tree_unfocus(&t), 0);
+  T_EQ_INT(t.n[t.top].id, id1);
+  T_EQ_INT(spyR_tree_unfocus(&t), 0);
+  T_EQ_INT(t.top, 0);
   spyR_tree_free(&t);
   spy_profile_free(p);
   spy_profile_free(q);
@@ -485,6 +555,7 @@ static void t_expansion(void) {
   spyR_tree t;
   spyR_tree_init(&t, p);
   T_EQ_INT(spyR_tree_build(&t), 0);
+  T_EQ_INT(spyR_tree_materialize(&t), 0);
   unsigned char *want = calloc(t.nn, 1);
   T_ASSERT(want);
   for (int round = 0; round < 4; round++) {
@@ -515,6 +586,206 @@ static void t_expansion(void) {
   free(want);
   spyR_tree_free(&t);
   spy_profile_free(p);
+}
+
+/* The lazy views against a reference computed the plain way, with no
+** code in common with report/tview.c: every profile node's path in the
+** view is worked out on its own (walking up the profile to the process
+** root, then applying the view's rule), and its self time is added to
+** every prefix of that path (totals) and to the path itself (self). The
+** fully made tree must have exactly these nodes (a path hash each: 64
+** bits, a collision among these few thousand paths has odds about 2^-40)
+** with exactly these four numbers; with a threshold and everything
+** expanded, the rows must be exactly the reference paths at or above the
+** threshold, each under its parent, siblings heaviest first (siblings of
+** equal totals may come in either order). */
+typedef struct rent {
+  uint64_t key, parent, total, self, tal, stal;
+  uint32_t depth;
+} rent;
+
+typedef struct rmap {
+  rent *e;
+  size_t cap, n;
+} rmap;
+
+static uint64_t rmix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdu;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53u;
+  return x ^ (x >> 33);
+}
+
+static rent *rget(rmap *m, uint64_t key) {
+  for (size_t i = key & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+    if (m->e[i].key == key || !m->e[i].key) return m->e[i].key ? &m->e[i]
+                                                               : NULL;
+}
+
+/* The child of path `key` by frame f, made on first use. */
+static uint64_t rchild(rmap *m, uint64_t key, uint32_t f) {
+  uint64_t c = rmix(key * 1000003u + f + 1) | 1;
+  if (rget(m, c)) return c;
+  if (2 * (m->n + 1) > m->cap) {
+    rmap g = {calloc(2 * m->cap, sizeof *g.e), 2 * m->cap, 0};
+    T_ASSERT(g.e);
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->e[i].key) {
+        size_t j = m->e[i].key & (g.cap - 1);
+        while (g.e[j].key) j = (j + 1) & (g.cap - 1);
+        g.e[j] = m->e[i];
+      }
+    g.n = m->n;
+    free(m->e);
+    *m = g;
+  }
+  size_t j = c & (m->cap - 1);
+  while (m->e[j].key) j = (j + 1) & (m->cap - 1);
+  m->e[j] = (rent){c, key, 0, 0, 0, 0, rget(m, key)->depth + 1};
+  m->n++;
+  return c;
+}
+
+/* The reference view: every node's path by the view's rule, its self
+** added to the path and its totals to every prefix. */
+static rmap reference(const spy_profile *p, uint32_t proc, int inv, int col) {
+  rmap m = {calloc(4096, sizeof *m.e), 4096, 1};
+  T_ASSERT(m.e);
+  m.e[7] = (rent){7, 0, 0, 0, 0, 0, 0}; /* the root: key 7, slot 7 */
+  size_t nf = p->nframes;
+  uint64_t *onkey = calloc(nf, sizeof *onkey);
+  uint32_t *onst = calloc(nf, sizeof *onst), stamp = 0;
+  uint32_t *up = malloc((p->nnodes + 1) * sizeof *up);
+  T_ASSERT(onkey && onst && up);
+  for (uint32_t k = 0; k < p->nprocesses; k++) {
+    if (proc != SPYR_ALL && proc != k) continue;
+    for (uint32_t x = 0; x < p->nnodes; x++) {
+      size_t nu = 0;
+      uint32_t a = x;
+      for (; p->nodes[a].parent != SPY_NONE; a = p->nodes[a].parent)
+        up[nu++] = p->nodes[a].frame; /* x's frame first */
+      if (a != p->processes[k].root) continue;
+      const spy_node *nd = &p->nodes[x];
+      if (inv && nu && !nd->self_ns && !nd->self_tallies) continue;
+      uint64_t key = 7;
+      stamp++;
+      for (size_t i = 0; i < nu; i++) {
+        /* Inverted: the frames from x up; collapsed: each frame once.
+        ** Plain: from the top down; collapsed: a frame met before on the
+        ** way down goes back to the node its first occurrence made. */
+        uint32_t f = inv ? up[i] : up[nu - 1 - i];
+        if (col && onst[f] == stamp) {
+          if (!inv) key = onkey[f];
+          continue;
+        }
+        key = rchild(&m, key, f);
+        onst[f] = stamp;
+        onkey[f] = key;
+      }
+      rent *e = rget(&m, key);
+      e->self += nd->self_ns;
+      e->stal += nd->self_tallies;
+      for (;; e = rget(&m, e->parent)) {
+        e->total += nd->self_ns;
+        e->tal += nd->self_tallies;
+        if (e->key == 7) break;
+      }
+    }
+  }
+  free(onkey);
+  free(onst);
+  free(up);
+  return m;
+}
+
+/* The path key of every node of the made tree (parents come first). */
+static uint64_t *tree_keys(const spyR_tree *t) {
+  uint64_t *key = malloc((t->nn + 1) * sizeof *key);
+  T_ASSERT(key);
+  for (size_t i = 0; i < t->nn; i++) {
+    uint32_t par = t->n[i].parent;
+    T_ASSERT(par == SPY_NONE || par < i);
+    key[i] = par == SPY_NONE ? 7
+                             : rmix(key[par] * 1000003u + t->n[i].frame + 1) |
+                                   1;
+  }
+  return key;
+}
+
+static void t_lazy_views(void) {
+  for (unsigned round = 0; round < 6; round++) {
+    rng = 1000 + round;
+    /* Few frames: much recursion, and processes that share paths. */
+    spy_profile *p = random_profile(3, 700 + 300 * round, 6 + 3 * round,
+                                    round % 2);
+    for (uint32_t proc = 0; proc <= 3; proc++)
+      for (int inv = 0; inv < 2; inv++)
+        for (int col = 0; col < 2; col++) {
+          uint32_t sel = proc == 3 ? SPYR_ALL : proc;
+          rmap m = reference(p, sel, inv, col);
+          spyR_tree t;
+          spyR_tree_init(&t, p);
+          t.process = sel;
+          t.inverted = inv;
+          t.collapse = col;
+          T_EQ_INT(spyR_tree_build(&t), 0);
+          T_EQ_INT(spyR_tree_materialize(&t), 0);
+          T_EQ_INT(t.nn, m.n);
+          uint64_t *key = tree_keys(&t);
+          for (size_t i = 0; i < t.nn; i++) {
+            const rent *e = rget(&m, key[i]);
+            if (!e) T_FAIL("view %u/%d/%d: node %zu not in the reference",
+                           proc, inv, col, i);
+            T_EQ_INT(t.n[i].depth, e->depth);
+            T_EQ_INT(t.n[i].total_ns, e->total);
+            T_EQ_INT(t.n[i].self_ns, e->self);
+            T_EQ_INT(t.n[i].tallies, e->tal);
+            T_EQ_INT(t.n[i].self_tallies, e->stal);
+          }
+          free(key);
+          /* Rows, built lazily again from a fresh tree this time. */
+          spyR_tree_free(&t);
+          spyR_tree_init(&t, p);
+          t.process = sel;
+          t.inverted = inv;
+          t.collapse = col;
+          t.threshold_pct = 0.3;
+          T_EQ_INT(spyR_tree_build(&t), 0);
+          T_EQ_INT(spyR_tree_all(&t, 1), 0);
+          size_t want = 0;
+          for (size_t i = 0; i < m.cap; i++)
+            want += m.e[i].key && m.e[i].key != 7 &&
+                    (double)m.e[i].total >= t.min_ns;
+          T_EQ_INT(t.nrows, want);
+          key = tree_keys(&t);
+          /* By depth: the previous sibling's total (UINT64_MAX before the
+          ** first child of a row), the key of the row's ancestor. */
+          uint64_t *at = malloc((t.nn + 2) * sizeof *at);
+          uint64_t *pk = calloc(t.nn + 2, sizeof *pk);
+          T_ASSERT(at && pk);
+          at[1] = UINT64_MAX;
+          pk[0] = 7;
+          for (size_t r = 0; r < t.nrows; r++) {
+            uint32_t n = t.row[r].node, d = t.row[r].depth + 1;
+            const rent *e = rget(&m, key[n]);
+            T_ASSERT(e);
+            T_EQ_INT(e->depth, d);
+            T_ASSERT((double)e->total >= t.min_ns);
+            T_EQ_INT(e->parent, pk[d - 1]); /* under the row above it */
+            T_ASSERT(at[d] >= e->total); /* heaviest first */
+            at[d] = e->total;
+            at[d + 1] = UINT64_MAX;
+            pk[d] = e->key;
+          }
+          free(at);
+          free(pk);
+          free(key);
+          free(m.e);
+          spyR_tree_free(&t);
+        }
+    spy_profile_free(p);
+  }
 }
 
 /* A profile whose sibling links loop is an error, not a hang. */
@@ -568,6 +839,7 @@ static void t_screens(void) {
   /* G: the callers view; again: back. */
   keys(&a, "G");
   T_EQ_INT(a.tree.inverted, 1);
+  T_EQ_INT(spyR_tree_materialize(&a.tree), 0);
   check_tree(&a.tree);
   keys(&a, "G");
   T_EQ_INT(a.tree.inverted, 0);
@@ -656,6 +928,7 @@ const struct spy_test t_tui[] = {
   {"tree_stable_ids", t_stable_ids, 0},
   {"tree_cycle", t_cycle, 0},
   {"tree_expansion", t_expansion, 0},
+  {"tree_lazy_views", t_lazy_views, 0},
   {"screens", t_screens, 0},
   {"empty", t_empty, 0},
   {"e2e", t_e2e, 900},

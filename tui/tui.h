@@ -8,7 +8,7 @@
 #include <spyon.h>
 #include <spyon/report.h>
 
-#include "tui/view.h"
+#include "tui/keys.h"
 
 /* Called about four times a second while the browser waits for a key
 ** (live mode): may replace the app's profile with a newer snapshot and

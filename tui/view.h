@@ -1,10 +1,10 @@
 /*
-** tui/view.h: the browser's screens and keys, without curses (spyT_).
+** tui/view.h: the browser's screens, without curses (spyT_); its keys are
+** tui/keys.h.
 **
 ** The app holds a profile, the tree model (report/tree.h) and the other
-** views as lines of text. spyT_key maps a key to an action through one
-** table (the same table prints the help screen) and says what to redraw;
-** spyT_draw lays out a whole screen of rows x cols and hands each line to
+** views as lines of text. spyT_key (tui/keys.h) maps a key to an action
+** and says what to redraw; spyT_draw lays out a whole screen of rows x cols and hands each line to
 ** a sink. tui/tui.c's sink draws it with curses; tests and the benchmark
 ** use a sink that keeps the text, so everything here runs without a
 ** terminal.
@@ -15,13 +15,6 @@
 #include <spyon/profile.h>
 
 #include "report/tree.h"
-
-/* Keys that are not plain characters (curses' KEY_* mapped by tui.c). */
-enum {
-  SPYT_K_UP = 0x101, SPYT_K_DOWN, SPYT_K_LEFT, SPYT_K_RIGHT, SPYT_K_PGUP,
-  SPYT_K_PGDN, SPYT_K_HOME, SPYT_K_END, SPYT_K_ENTER, SPYT_K_BACKSPACE,
-  SPYT_K_TAB, SPYT_K_BTAB, SPYT_K_ESC, SPYT_K_CTRL_C
-};
 
 /* The views, in Tab order. Native and Regions exist only when the
 ** profile has some. */
@@ -96,14 +89,6 @@ void spyT_app_free(spyT_app *a);
 ** expansion, focus, cursor and search. */
 int spyT_app_set_profile(spyT_app *a, spy_profile *p);
 
-/* Handle one key; returns SPYT_NOTHING, SPYT_REDRAW or SPYT_QUIT. */
-int spyT_key(spyT_app *a, int key);
-
-/* A mouse click at screen (y, x) (twice: a double click), or the wheel
-** (dir -1 up, +1 down). Return as spyT_key. */
-int spyT_click(spyT_app *a, int y, int x, int twice);
-int spyT_wheel(spyT_app *a, int dir);
-
 /* Lay out a screen of rows x cols and call sink for every line, top to
 ** bottom (rows lines, each at most cols columns). */
 void spyT_draw(spyT_app *a, int rows, int cols, spyT_sink sink, void *ud);
@@ -111,8 +96,19 @@ void spyT_draw(spyT_app *a, int rows, int cols, spyT_sink sink, void *ud);
 /* The screen as plain text, one line each (malloc'd), for tests. */
 char *spyT_dump(spyT_app *a, int rows, int cols);
 
-/* The help text: one line per key binding (from the key table). */
-size_t spyT_help_lines(void);
-const char *spyT_help_line(size_t i);
+/* Shared with tui/keys.c. Screen rows: 0 header, 1 tabs, 2 heading,
+** SPYT_BODY_Y.. the body, the last one the status line. */
+enum { SPYT_BODY_Y = 3 };
+
+/* Is view v offered for this profile (Native, Regions: when it has
+** some)? Make view v's lines if they are not made (0 or SPY_E*); forget
+** every view's lines (the tree or the threshold changed). */
+int spyT_has_view(const spyT_app *a, int v);
+int spyT_ensure_view(spyT_app *a, int v);
+void spyT_invalidate(spyT_app *a);
+
+/* The current view's number of rows, and its cursor. */
+size_t spyT_count(const spyT_app *a);
+size_t *spyT_cursor(spyT_app *a);
 
 #endif
