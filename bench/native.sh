@@ -25,7 +25,7 @@ confs="plain native native100"
 args() { case $1 in plain) ;; native) echo --native;;
   native100) echo --native-interval 100;; esac; }
 prog() { case $1 in largeint) echo "$src/examples/largeint.st";;
-  fib) echo "$here/st/fib.st 32";; esac; }
+  fib) echo "$here/st/fib.st 34";; esac; }
 echo "native stacks: CPU of all threads, median of $runs interleaved runs"
 echo "($(date -u '+%Y-%m-%d %H:%M') UTC, load $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%-9s %-10s %9s %8s %9s\n' program config "cpu ms" "x plain" signals

@@ -61,10 +61,10 @@ static const cli_opt run_opts[] = {
    offsetof(cli_run_opts, mode), 0, 0, "poll|timer", 0, 0},
   {"--json", NULL, NULL, "print the profile as JSON instead of the report",
    cli_set_on, offsetof(cli_run_opts, json), 0, 0, NULL, EXCL_OUTPUT, 0},
-  {"--native", NULL, NULL, "also sample native stacks inside long "
-   "primitives", cli_set_on, offsetof(cli_run_opts, native), 0, 0, NULL, 0, 0},
-  {"--native-interval", NULL, "USEC", "how often, 10 to 10000000 (default "
-   "1000);\nimplies --native", cli_set_num,
+  {"--native", NULL, NULL, "also sample native stacks inside primitives "
+   "(C functions\nshown under their primitive)", cli_set_on, offsetof(cli_run_opts, native), 0, 0, NULL, 0, 0},
+  {"--native-interval", NULL, "USEC", "native samples: how often, 10 to "
+   "10000000\n(default 1000); implies --native", cli_set_num,
    offsetof(cli_run_opts, native_us), 10, 1e7, NULL, 0, 0},
   {"--marker", NULL, "tick|thread|signal", "what marks samples due: the "
    "interpreter's\ninterrupt checks, the sampler thread (default for .st),"

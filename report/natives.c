@@ -230,9 +230,28 @@ static int group_functions(spy_profile *p, uint32_t *canon) {
     for (size_t m = i; m < j; m++) canon[ix[m]] = to;
   }
   free(ix);
+  /* A new frame is located where its first member is (pprof's mappings
+  ** need every native frame's object). */
+  spy_location *lo = p->locations;
+  size_t nl = p->nlocations, nnew = nf - p->nframes;
+  unsigned char *have = nnew ? calloc(nnew, 1) : NULL;
+  if (rc == 0 && nnew) {
+    lo = spyP_calloc(p, nl + nnew, sizeof *lo);
+    if (!lo || !have) rc = SPY_ENOMEM;
+    else if (nl) memcpy(lo, p->locations, nl * sizeof *lo);
+    for (size_t i = 0, n0 = nl; rc == 0 && i < n0; i++) {
+      uint32_t to = canon[lo[i].frame];
+      if (to < p->nframes || have[to - p->nframes]) continue;
+      have[to - p->nframes] = 1;
+      lo[nl++] = (spy_location){to, lo[i].module, lo[i].addr};
+    }
+  }
+  free(have);
   if (rc == 0) {
     p->frames = fr;
     p->nframes = nf;
+    p->locations = lo;
+    p->nlocations = nl;
   }
   return rc;
 }

@@ -237,6 +237,12 @@ static int write_gzip(const uint8_t *buf, size_t len, FILE *f) {
   return rc;
 }
 
+/* Widen [*lo, *hi) to hold addr. */
+static void span(uint64_t *lo, uint64_t *hi, uint64_t addr) {
+  if (addr < *lo) *lo = addr;
+  if (addr >= *hi) *hi = addr == UINT64_MAX ? addr : addr + 1;
+}
+
 int spy_report_pprof(const spy_profile *p, FILE *f) {
   if (!p || !f) return SPY_EINVAL;
   builder b;
@@ -254,17 +260,33 @@ int spy_report_pprof(const spy_profile *p, FILE *f) {
   b.prim_name = calloc(p->nframes ? p->nframes : 1, sizeof *b.prim_name);
   b.path = malloc(64 * sizeof *b.path);
   b.pathcap = 64;
+  /* Each native frame's object (SPY_NONE: unknown), and the address span
+  ** of each object's frames. */
+  size_t nm = p->nmodules;
+  uint32_t *fmod = malloc((p->nframes + 1) * sizeof *fmod);
+  uint64_t *mlo = malloc((nm + 1) * sizeof *mlo);
+  uint64_t *mhi = calloc(nm + 1, sizeof *mhi);
+  PbMapping *map = calloc(nm + 2, sizeof *map);
+  PbMapping **mapp = calloc(nm + 2, sizeof *mapp);
+  if (fmod && mlo) {
+    for (size_t i = 0; i < p->nframes; i++) fmod[i] = SPY_NONE;
+    for (size_t i = 0; i < nm; i++) mlo[i] = UINT64_MAX;
+    for (size_t i = 0; i < p->nlocations; i++)
+      if (p->locations[i].frame < p->nframes &&
+          p->locations[i].module < nm)
+        fmod[p->locations[i].frame] = p->locations[i].module;
+  }
   uint8_t *packed = NULL;
   PbSample **smsg = NULL;
   spyR_buf lab = {0};
   if (!ix || !fn || !lo || !li || !lip || !fnp || !lop || !b.prim_name ||
-      !b.path) {
+      !b.path || !fmod || !mlo || !mhi || !map || !mapp) {
     rc = SPY_ENOMEM;
     goto done;
   }
 
-  /* Functions and locations, one per frame; native frames in mapping 2
-  ** (below). */
+  /* Functions and locations, one per frame; native frames in their
+  ** object's mapping, or mapping 2 (below). */
   uint64_t lo_addr = UINT64_MAX, hi_addr = 0;
   int natives = 0;
   for (size_t i = 0; i < p->nframes; i++) {
@@ -291,12 +313,16 @@ int spy_report_pprof(const spy_profile *p, FILE *f) {
     lo[i].line = &lip[i];
     lo[i].n_line = 1;
     if (fr->kind == SPY_FRAME_NATIVE) {
-      lo[i].mapping_id = 2;
+      uint32_t m = fmod[i];
       lo[i].address = fr->key;
-      natives = 1;
-      if (fr->key < lo_addr) lo_addr = fr->key;
-      if (fr->key >= hi_addr)
-        hi_addr = fr->key == UINT64_MAX ? fr->key : fr->key + 1;
+      if (m == SPY_NONE) { /* no object known: mapping 2, "[native]" */
+        lo[i].mapping_id = 2;
+        natives = 1;
+        span(&lo_addr, &hi_addr, fr->key);
+      } else { /* the object's mapping, 3 + its module index */
+        lo[i].mapping_id = 3 + (uint64_t)m;
+        span(&mlo[m], &mhi[m], fr->key);
+      }
     }
     lop[i] = &lo[i];
   }
@@ -354,25 +380,35 @@ int spy_report_pprof(const spy_profile *p, FILE *f) {
 
   /* mapping[0] is "the main binary" to pprof: the interpreter, named by
   ** the command, its symbols present (has_functions), so readers neither
-  ** warn that it is missing nor look for a binary; native frames fall in
-  ** mapping 2, which spans their addresses. */
-  PbMapping map[2];
-  PbMapping *mapp[2] = {&map[0], &map[1]};
-  for (int i = 0; i < 2; i++) {
+  ** warn that it is missing nor look for a binary. Native frames fall in
+  ** their object's mapping (3 + its module index: file, build-id, the
+  ** span of the frames' addresses, file offset from the load bias), or in
+  ** mapping 2, "[native]", when no object was known; all are marked as
+  ** already symbolized (the frames carry their names). */
+  for (size_t i = 0; i < nm + 2; i++) {
     perftools__profiles__mapping__init(&map[i]);
     map[i].id = (uint64_t)i + 1;
     map[i].has_functions = 1;
+    mapp[i] = &map[i];
   }
   map[0].filename = strtab_id(&b.st, p->command && *p->command ? p->command
                                                                : "spyon");
-  pf.mapping = mapp;
-  pf.n_mapping = 1;
-  if (natives) {
-    map[1].memory_start = lo_addr;
-    map[1].memory_limit = hi_addr;
-    map[1].filename = strtab_id(&b.st, "[native]");
-    pf.n_mapping = 2;
+  map[1].memory_start = natives ? lo_addr : 0;
+  map[1].memory_limit = natives ? hi_addr : 0;
+  map[1].filename = strtab_id(&b.st, "[native]");
+  for (size_t m = 0; m < nm; m++) {
+    const spy_module *md = &p->modules[m];
+    PbMapping *mp = &map[2 + m];
+    if (mhi[m]) {
+      mp->memory_start = mlo[m];
+      mp->memory_limit = mhi[m];
+      mp->file_offset = mlo[m] >= md->bias ? mlo[m] - md->bias : 0;
+    }
+    mp->filename = strtab_id(&b.st, md->path ? md->path : "");
+    mp->build_id = strtab_id(&b.st, md->build_id ? md->build_id : "");
   }
+  pf.mapping = mapp;
+  pf.n_mapping = nm + 2;
   pf.function = fnp;
   pf.n_function = p->nframes;
   pf.location = lop;
@@ -415,6 +451,11 @@ done:
   free(lip);
   free(fnp);
   free(lop);
+  free(fmod);
+  free(mlo);
+  free(mhi);
+  free(map);
+  free(mapp);
   free(ix);
   free(packed);
   free(smsg);
