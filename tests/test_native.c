@@ -261,6 +261,33 @@ static void breakdown(void) {
   if (!starts(p->frames[lv[0].frame].name, "spyon_test_native_spin ("))
     T_FAIL("top leaf %s", p->frames[lv[0].frame].name);
   T_NEAR((double)lv[0].self_ns / (double)prim_self, share, 0.02);
+
+  /* pprof, read back by go tool pprof: spin is the top function, in a
+  ** mapping of this test program with its build-id. */
+  snprintf(path, sizeof path, "%s/n.pb.gz", t_tmpdir());
+  f = fopen(path, "wb");
+  T_ASSERT(f);
+  T_EQ_INT(spy_report_pprof(p, f), 0);
+  T_EQ_INT(fclose(f), 0);
+  const char *id = NULL;
+  for (size_t i = 0; i < p->nmodules; i++)
+    if (!strcmp(p->modules[i].path, exe)) id = p->modules[i].build_id;
+  T_ASSERT(id && *id);
+  char cmd[13000], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && HOME='%s' go tool pprof -symbolize=none -raw '%s' "
+           "2>&1 && HOME='%s' go tool pprof -symbolize=none -top '%s' 2>&1",
+           t_tmpdir(), t_tmpdir(), path, t_tmpdir(), path);
+  T_EQ_INT(t_run(cmd, &out), 0);
+  char want_map[PATH_MAX + 200];
+  snprintf(want_map, sizeof want_map, "%s %s [FN]", exe, id);
+  if (!strstr(out, want_map)) T_FAIL("no mapping \"%s\" in:\n%s", want_map, out);
+  const char *top = strstr(out, "flat  flat%");
+  T_ASSERT(top);
+  top = strchr(top, '\n');
+  T_ASSERT(top && strstr(top, "spyon_test_native_spin (") &&
+           strstr(top, "spyon_test_native_spin (") < strchr(top + 1, '\n'));
+  free(out);
   spy_profile_free(p);
 }
 
