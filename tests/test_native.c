@@ -52,7 +52,10 @@ uint64_t spyon_test_native_other(uint64_t n, uint64_t x);
 #define NOCLONE noclone
 #endif
 
-/* A dependent chain of multiplies: no calls, nothing to hoist. */
+/* A dependent chain of multiplies: no calls, nothing to hoist. Its lines
+** are known: every line debug information gives a sample in it lies
+** between SPIN_FIRST and SPIN_LAST. */
+enum { SPIN_FIRST = __LINE__ };
 __attribute__((noinline, NOCLONE)) uint64_t
 spyon_test_native_spin(uint64_t n, uint64_t x) {
   for (uint64_t i = 0; i < n; i++) {
@@ -61,6 +64,7 @@ spyon_test_native_spin(uint64_t n, uint64_t x) {
   }
   return x;
 }
+enum { SPIN_LAST = __LINE__ };
 
 __attribute__((noinline, NOCLONE)) uint64_t
 spyon_test_native_other(uint64_t n, uint64_t x) {
@@ -188,7 +192,14 @@ static void breakdown(void) {
     total += nt->count;
     if (starts(f->name, want_spin)) {
       spin += nt->count;
-      line += strstr(f->name, "test_native.c:") != NULL; /* any path */
+      const char *at = strstr(f->name, "test_native.c:"); /* any path */
+      if (at) {
+        long ln = strtol(at + strlen("test_native.c:"), NULL, 10);
+        if (!(ln > SPIN_FIRST && ln < SPIN_LAST))
+          T_FAIL("%s: line %ld is not spin's (%d..%d)", f->name, ln,
+                 SPIN_FIRST, SPIN_LAST);
+        line++;
+      }
     }
     if (starts(f->name, want_other)) other += nt->count;
   }
