@@ -158,13 +158,16 @@ static void format_help(void) {
   report_opt_table[0].help = help;
 }
 
-/* Load a profile or print "spyon: FILE: ..." (status 1). */
+/* Load a profile and name its native frames from their objects (what
+** cannot be named keeps its name), or print "spyon: FILE: ..." (status
+** 1). */
 static int load(const char *path, spy_profile **p) {
   char err[512];
   if (spy_profile_load(path, p, err, sizeof err) < 0) {
     fprintf(stderr, "spyon: %s\n", err);
     return 1;
   }
+  spy_profile_symbolize(*p);
   return 0;
 }
 

@@ -54,15 +54,60 @@ static uint64_t share(uint64_t x, uint64_t num, uint64_t den) {
   return (uint64_t)((unsigned __int128)x * num / den);
 }
 
-/* The child of parent for frame, made when missing. */
-static uint32_t child_for(grow *g, uint32_t parent, uint32_t frame) {
-  for (uint32_t c = g->v[parent].first_child; c != SPY_NONE;
-       c = g->v[c].next_sibling)
-    if (g->v[c].frame == frame) return c;
+/* (parent, frame) -> the child node made for it: an open-addressing
+** table, so that a primitive with many native paths (a hostile profile
+** can have millions) is not quadratic. Only children made here are in it:
+** a primitive node's other children are never native frames. */
+typedef struct childmap {
+  uint64_t *key; /* parent << 32 | frame, + 1 (0: empty) */
+  uint32_t *node;
+  size_t n, cap;   /* cap a power of two */
+} childmap;
+
+static size_t slot_of(const childmap *t, uint64_t key) {
+  size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (t->cap - 1);
+  while (t->key[h] && t->key[h] != key) h = (h + 1) & (t->cap - 1);
+  return h;
+}
+
+static int map_grow(childmap *t) {
+  childmap b = {0};
+  b.cap = t->cap ? t->cap * 2 : 1024;
+  b.key = calloc(b.cap, sizeof *b.key);
+  b.node = malloc(b.cap * sizeof *b.node);
+  if (!b.key || !b.node) {
+    free(b.key);
+    free(b.node);
+    return SPY_ENOMEM;
+  }
+  for (size_t i = 0; i < t->cap; i++)
+    if (t->key[i]) {
+      size_t h = slot_of(&b, t->key[i]);
+      b.key[h] = t->key[i];
+      b.node[h] = t->node[i];
+    }
+  b.n = t->n;
+  free(t->key);
+  free(t->node);
+  *t = b;
+  return 0;
+}
+
+/* The child of parent for frame, made when missing; SPY_NONE when out of
+** memory. */
+static uint32_t child_for(grow *g, childmap *t, uint32_t parent, uint32_t frame) {
+  if (2 * (t->n + 1) > t->cap && map_grow(t)) return SPY_NONE;
+  uint64_t key = ((uint64_t)parent << 32 | frame) + 1;
+  size_t h = slot_of(t, key);
+  if (t->key[h]) return t->node[h];
   spy_node nd = {frame, parent, SPY_NONE, g->v[parent].first_child,
                  0, 0, 0, 0};
   uint32_t c = add_node(g, nd);
-  if (c != SPY_NONE) g->v[parent].first_child = c;
+  if (c == SPY_NONE) return SPY_NONE;
+  g->v[parent].first_child = c;
+  t->key[h] = key;
+  t->node[h] = c;
+  t->n++;
   return c;
 }
 
@@ -106,53 +151,62 @@ static int sort_children(grow *g, const uint32_t *roots, size_t nroots,
   return 0;
 }
 
-/* Where each of prim's paths is cut (start[j] for natives[j]), comparing
-** frames by function (canon): below the deepest function common to the
-** paths that start where most paths of more than one frame start (a stack
-** unwound to the end starts at the program's entry, never at an address
-** no object covers); any other path (an unwind that stopped early or went
-** astray, in code without unwind tables) keeps its leaf only. */
-static void cut_paths(const spy_profile *p, uint32_t prim,
-                      const uint32_t *canon, uint32_t *start) {
-  uint32_t root = SPY_NONE;
+/* Where each of one primitive's paths is cut (start[j] for natives[j],
+** j in its list ix[0..m)), comparing frames by function (canon): below the
+** deepest function common to the paths that start where most paths of more
+** than one frame start (a stack unwound to the end starts at the program's
+** entry, never at an address no object covers); any other path (an unwind
+** that stopped early or went astray, in code without unwind tables) keeps
+** its leaf only. roots is scratch space for m entries. */
+typedef struct rootw {
+  uint32_t root;
+  uint64_t w;
+} rootw;
+
+static int by_root(const void *x, const void *y) {
+  uint32_t a = ((const rootw *)x)->root, b = ((const rootw *)y)->root;
+  return a < b ? -1 : a > b;
+}
+
+static void cut_paths(const spy_profile *p, const uint32_t *ix, size_t m,
+                      const uint32_t *canon, uint32_t *start, rootw *roots) {
+  size_t nr = 0;
+  for (size_t k = 0; k < m; k++) {
+    const spy_native *a = &p->natives[ix[k]];
+    if (a->nframes < 2 || !strncmp(p->frames[a->frames[0]].name, "0x", 2))
+      continue; /* one frame, or an address nothing names at the root */
+    roots[nr++] = (rootw){canon[a->frames[0]], a->count};
+  }
+  qsort(roots, nr, sizeof *roots, by_root);
+  uint32_t root = SPY_NONE; /* the weightiest root */
   uint64_t best = 0;
-  for (size_t i = 0; i < p->nnatives; i++) { /* the weightiest root */
-    const spy_native *a = &p->natives[i];
-    if (a->prim != prim || a->nframes < 2) continue;
-    if (!strncmp(p->frames[a->frames[0]].name, "0x", 2))
-      continue; /* an address nothing names: a stray return address */
+  for (size_t k = 0, l; k < nr; k = l) {
     uint64_t w = 0;
-    for (size_t j = 0; j < p->nnatives; j++) {
-      const spy_native *b = &p->natives[j];
-      if (b->prim == prim && b->nframes > 1 &&
-          canon[b->frames[0]] == canon[a->frames[0]])
-        w += b->count;
-    }
-    if (w > best) best = w, root = canon[a->frames[0]];
+    for (l = k; l < nr && roots[l].root == roots[k].root; l++)
+      w = w + roots[l].w < w ? UINT64_MAX : w + roots[l].w;
+    if (w > best) best = w, root = roots[k].root;
   }
   const spy_native *first = NULL;
   uint32_t common = 0;
-  for (size_t i = 0; i < p->nnatives; i++) {
-    const spy_native *nt = &p->natives[i];
-    if (nt->prim != prim || nt->nframes < 2 || canon[nt->frames[0]] != root)
-      continue;
+  for (size_t k = 0; k < m; k++) {
+    const spy_native *nt = &p->natives[ix[k]];
+    if (nt->nframes < 2 || canon[nt->frames[0]] != root) continue;
     if (!first) {
       first = nt;
       common = nt->nframes;
       continue;
     }
-    uint32_t k = 0;
-    while (k < common && k < nt->nframes &&
-           canon[nt->frames[k]] == canon[first->frames[k]])
-      k++;
-    common = k;
+    uint32_t d = 0;
+    while (d < common && d < nt->nframes &&
+           canon[nt->frames[d]] == canon[first->frames[d]])
+      d++;
+    common = d;
   }
-  for (size_t i = 0; i < p->nnatives; i++) {
-    const spy_native *nt = &p->natives[i];
-    if (nt->prim != prim || nt->nframes == 0) continue;
+  for (size_t k = 0; k < m; k++) {
+    const spy_native *nt = &p->natives[ix[k]];
     int whole = nt->nframes > 1 && canon[nt->frames[0]] == root && common;
-    start[i] = whole && common - 1 < nt->nframes ? common - 1
-                                                  : nt->nframes - 1;
+    start[ix[k]] = whole && common - 1 < nt->nframes ? common - 1
+                                                      : nt->nframes - 1;
   }
 }
 
@@ -259,24 +313,37 @@ static int group_functions(spy_profile *p, uint32_t *canon) {
 int spy_profile_natives_to_tree(spy_profile *p) {
   if (!p) return SPY_EINVAL;
   if (p->nnatives == 0) return 0;
-  /* Per primitive: its paths' total count and where they are cut. */
+  /* Each primitive's paths: ix[off[k] .. off[k + 1]), and their total
+  ** count. */
   uint64_t *count = calloc(p->nprims + 1, sizeof *count);
+  size_t *off = calloc(p->nprims + 2, sizeof *off);
+  uint32_t *ix = malloc(p->nnatives * sizeof *ix);
   uint32_t *start = calloc(p->nnatives, sizeof *start);
   uint32_t *canon = malloc((p->nframes + 1) * sizeof *canon);
+  rootw *roots = malloc(p->nnatives * sizeof *roots);
   uint32_t *touched = NULL;
   size_t ntouched = 0;
   grow g = {0};
+  childmap t = {0};
   int rc = 0;
-  if (!count || !start || !canon) rc = SPY_ENOMEM;
+  if (!count || !off || !ix || !start || !canon || !roots) rc = SPY_ENOMEM;
   for (size_t i = 0; rc == 0 && i < p->nnatives; i++) {
     const spy_native *nt = &p->natives[i];
     if (nt->prim >= p->nprims || nt->nframes == 0) continue;
     count[nt->prim] = count[nt->prim] + nt->count < count[nt->prim]
                           ? UINT64_MAX : count[nt->prim] + nt->count;
+    off[nt->prim + 2]++;
+  }
+  for (size_t k = 2; rc == 0 && k < p->nprims + 2; k++) off[k] += off[k - 1];
+  for (size_t i = 0; rc == 0 && i < p->nnatives; i++) {
+    const spy_native *nt = &p->natives[i];
+    if (nt->prim < p->nprims && nt->nframes)
+      ix[off[nt->prim + 1]++] = (uint32_t)i;
   }
   if (rc == 0) rc = group_functions(p, canon);
   for (uint32_t k = 0; rc == 0 && k < p->nprims; k++)
-    if (count[k]) cut_paths(p, k, canon, start);
+    if (off[k + 1] > off[k])
+      cut_paths(p, ix + off[k], off[k + 1] - off[k], canon, start, roots);
   if (rc == 0 && p->nnodes > 0) {
     g.v = malloc(p->nnodes * 2 * sizeof *g.v);
     touched = malloc(p->nnodes * sizeof *touched);
@@ -302,9 +369,8 @@ int spy_profile_natives_to_tree(spy_profile *p) {
     uint64_t self = g.v[i].self_ns, tal = g.v[i].self_tallies;
     uint64_t given = 0, given_t = 0, seen = 0;
     uint32_t last_leaf = SPY_NONE;
-    for (size_t j = 0; rc == 0 && j < p->nnatives; j++) {
-      const spy_native *nt = &p->natives[j];
-      if (nt->prim != prim || nt->nframes == 0) continue;
+    for (size_t q = off[prim]; rc == 0 && q < off[prim + 1]; q++) {
+      const spy_native *nt = &p->natives[ix[q]];
       /* Cumulative shares, so that the parts sum to the whole exactly. */
       seen = seen + nt->count < seen ? UINT64_MAX : seen + nt->count;
       if (seen > c) seen = c;
@@ -314,8 +380,8 @@ int spy_profile_natives_to_tree(spy_profile *p) {
       given_t += wt;
       if (w == 0 && wt == 0) continue;
       uint32_t at = i;
-      for (uint32_t f = start[j]; f < nt->nframes && at != SPY_NONE; f++) {
-        at = child_for(&g, at, canon[nt->frames[f]]);
+      for (uint32_t f = start[ix[q]]; f < nt->nframes; f++) {
+        at = child_for(&g, &t, at, canon[nt->frames[f]]);
         if (at == SPY_NONE) break;
         g.v[at].total_ns += w;
         g.v[at].tallies += wt;
@@ -350,9 +416,14 @@ int spy_profile_natives_to_tree(spy_profile *p) {
     }
   }
   free(g.v);
+  free(t.key);
+  free(t.node);
   free(touched);
   free(count);
+  free(off);
+  free(ix);
   free(start);
   free(canon);
+  free(roots);
   return rc;
 }

@@ -653,8 +653,82 @@ static void to_tree(void) {
   spy_profile_free(p);
 }
 
+/* A hostile profile: 200,000 native paths of 200,000 distinct frames
+** under one primitive called from 200 places. Quadratic work (a linear
+** search of a node's children, every path scanned per node) took hours;
+** this must finish within the test's timeout, with the totals kept. */
+static void to_tree_many(void) {
+  enum { NPATH = 200000, NSITE = 200 };
+  spy_profile *p = spyP_new();
+  T_ASSERT(p);
+  p->frames = spyP_calloc(p, NPATH + NSITE + 3, sizeof *p->frames);
+  p->nodes = spyP_calloc(p, 2 * NSITE + 1, sizeof *p->nodes);
+  p->natives = spyP_calloc(p, NPATH, sizeof *p->natives);
+  p->prims = spyP_calloc(p, 1, sizeof *p->prims);
+  p->processes = spyP_calloc(p, 1, sizeof *p->processes);
+  uint32_t *fr = spyP_calloc(p, 2 * NPATH, sizeof *fr);
+  T_ASSERT(p->frames && p->nodes && p->natives && p->prims && p->processes &&
+           fr);
+  p->nprims = 1;
+  p->prims[0].name = "P";
+  uint32_t froot = add_frame(p, SPY_FRAME_ROOT, 0, "(root)");
+  uint32_t fp = add_frame(p, SPY_FRAME_PRIM, 0, "P");
+  uint32_t fimpl = add_frame(p, SPY_FRAME_NATIVE, 1, "impl (app)");
+  uint32_t root = add_node(p, froot, SPY_NONE, 0);
+  for (uint32_t s = 0; s < NSITE; s++) {
+    uint32_t m = add_node(p, add_frame(p, SPY_FRAME_METHOD, s, "M"), root, 0);
+    add_node(p, fp, m, 1000);
+  }
+  for (uint32_t i = 0; i < NPATH; i++) {
+    fr[2 * i] = fimpl;
+    fr[2 * i + 1] = add_frame(p, SPY_FRAME_NATIVE, 100 + i, "f (app)");
+    p->natives[p->nnatives++] = (spy_native){0, 2, fr + 2 * i, 1 + i % 7};
+  }
+  p->nprocesses = 1;
+  p->processes[0] = (spy_process){1, "main", root, p->nodes[root].total_ns,
+                                  p->nodes[root].tallies};
+  T_ASSERT(spy_profile_natives_to_tree(p) > 0);
+  T_EQ_INT(p->nodes[root].total_ns, 1000u * NSITE);
+  uint64_t self = 0;
+  for (size_t i = 0; i < p->nnodes; i++) self += p->nodes[i].self_ns;
+  T_EQ_INT(self, 1000u * NSITE);
+  spy_profile_free(p);
+}
+
+/* End to end: `spyon --native -o` saves addresses and their objects;
+** `spyon report` names them (here GMP's and the interpreter's functions)
+** and shows them under the primitive. */
+static void cli_report_names(void) {
+#if !HAVE_LIBUNWIND || !HAVE_LIBDW
+  T_SKIP("native stacks or their names not built in");
+#endif
+  if (UNDER_TSAN) T_SKIP("under TSan the handler sees deferred stacks");
+  char cmd[16384], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && printf '| n |\n3000 timesRepeat: [n := 103 "
+           "raisedToInteger: 8000].\n' > big.st && "
+           "SPYON_KERNEL='%s/hosts/st/kernel' '%s/spyon' --native "
+           "--native-interval 200 -o n.spy big.st >/dev/null && "
+           "'%s/spyon' report n.spy",
+           t_tmpdir(), t_srcdir, t_builddir, t_builddir);
+  T_EQ_INT(t_run(cmd, &out), 0);
+  const char *mul = strstr(out, "  Integer>>digitMultiply:neg:\n");
+  T_ASSERT(mul);
+  /* The line after the primitive: one of its native frames, named. */
+  const char *next = strchr(mul + 1, '\n') + 1;
+  char line[512];
+  snprintf(line, sizeof line, "%.*s", (int)strcspn(next, "\n"), next);
+  if (!strstr(line, "[native] ") || strstr(line, "[native] 0x"))
+    T_FAIL("under the multiply: \"%s\"", line);
+  const char *leaves = strstr(out, "**Leaves**\n");
+  T_ASSERT(leaves && strstr(leaves, "[native] __gmpn_"));
+  free(out);
+}
+
 const struct spy_test t_native[] = {
+    {"cli_report_names", cli_report_names, 60},
     {"to_tree", to_tree, 0},
+    {"to_tree_many", to_tree_many, 60},
     {"breakdown", breakdown, 0},
     {"file_and_json", file_and_json, 0},
     {"off_by_default", off_by_default, 0},
