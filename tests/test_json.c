@@ -140,6 +140,14 @@ static void hostile_profile(const char *path) {
   p->prims[0].name = BAD_NAME;
   p->frames[3].name = BAD_NAME;
   p->processes[1].name = CTL_NAME;
+  /* The native frame's object: a file name that is not UTF-8 either. */
+  T_EQ_INT(p->frames[7].kind, SPY_FRAME_NATIVE);
+  p->modules = spyP_calloc(p, 1, sizeof *p->modules);
+  p->locations = spyP_calloc(p, 1, sizeof *p->locations);
+  T_ASSERT(p->modules && p->locations);
+  p->modules[0] = (spy_module){BAD_NAME, "00ff", 0x1000};
+  p->locations[0] = (spy_location){7, 0, 0x1234};
+  p->nmodules = p->nlocations = 1;
   char err[256];
   if (spy_profile_save(p, path, err, sizeof err)) T_FAIL("save: %s", err);
   spy_profile_free(p);
@@ -163,6 +171,13 @@ static void t_report(void) {
   T_ASSERT(has_name(fr, NATIVE_JSON));
   T_ASSERT(has_name(json_object_get(j, "prims"), BAD_JSON));
   T_ASSERT(has_name(json_object_get(j, "processes"), CTL_NAME));
+  json_t *mod = json_array_get(json_object_get(j, "modules"), 0);
+  T_ASSERT(mod);
+  T_EQ_STR(json_string_value(json_object_get(mod, "path")), BAD_JSON);
+  json_t *loc = json_array_get(json_object_get(j, "locations"), 0);
+  T_ASSERT(loc);
+  T_EQ_INT(json_integer_value(json_object_get(loc, "frame")), 7);
+  T_EQ_STR(json_string_value(json_object_get(loc, "addr")), "0x1234");
   json_decref(j);
   snprintf(path, sizeof path, "%s/s.json", t_tmpdir());
   j = load(path);
