@@ -158,7 +158,7 @@ static void fill(spyH_sample *r, uint32_t size, uint64_t c, uint32_t same) {
   r->nsizes = 0;
   r->nmarks = 0;
   r->kind = 0;
-  r->pad_ = 0;
+  r->cpu_pct = SPYH_CPU_UNKNOWN;
   r->nleaf = (uint16_t)depth;
   r->nroot = 0;
   r->same = same;

@@ -45,7 +45,8 @@ enum {
   /* Optional sections, after the required ones (older readers skip them). */
   SPYP_SEC_NATIVES = 10, /* native stacks inside primitives */
   SPYP_SEC_MODULES = 11, /* native frames' modules and addresses */
-  SPYP_SEC_OPT_LAST = SPYP_SEC_MODULES
+  SPYP_SEC_STEP_CPU = 12, /* long steps' time off the CPU */
+  SPYP_SEC_OPT_LAST = SPYP_SEC_STEP_CPU
 };
 
 /* Loader flags. SPYP_LOAD_NOCRC skips the checksum comparison so that a

@@ -26,7 +26,7 @@
 static const char *const sec_name[] = {
     "?",     "header",    "strings", "prims",   "frames",
     "nodes", "processes", "steps",   "regions", "gc",
-    "natives", "modules"};
+    "natives", "modules", "step cpu"};
 
 static const char *const kind_name[] = {"root",   "method", "primitive",
                                         "gc",     "region", "native",
@@ -652,6 +652,25 @@ static int ld_modules(ld *L) {
   return 0;
 }
 
+static int ld_step_cpu(ld *L) {
+  spy_profile *p = L->p;
+  size_t n;
+  TRY(rd_count(L, &n, "step count", 2));
+  for (size_t i = 0; i < n; i++) {
+    ctx(L, "step cpu", i);
+    uint32_t si = 0;
+    TRY(rd_idx(L, &si, "step", p->nsteps, "steps"));
+    size_t at = L->pos;
+    uint64_t pct;
+    TRY(rd_var(L, &pct, "off_cpu_pct"));
+    if (pct > 100)
+      return fail(L, at, "off_cpu_pct %llu is over 100",
+                  (unsigned long long)pct);
+    p->steps[si].off_cpu_pct = (unsigned)pct;
+  }
+  return 0;
+}
+
 /* ------------------------------------------------------------------------
 ** Loader: preamble and section list
 ** --------------------------------------------------------------------- */
@@ -730,7 +749,9 @@ static int ld_body(ld *L) {
       seen_opt |= bit;
       L->sec = (unsigned)tag;
       L->end = L->pos + (size_t)slen;
-      TRY(tag == SPYP_SEC_NATIVES ? ld_natives(L) : ld_modules(L));
+      TRY(tag == SPYP_SEC_NATIVES  ? ld_natives(L)
+          : tag == SPYP_SEC_MODULES ? ld_modules(L)
+                                    : ld_step_cpu(L));
       L->pos = L->end;
       continue;
     }

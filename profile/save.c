@@ -200,6 +200,12 @@ static int enc_check(const spy_profile *p, char *err, size_t errlen) {
   }
   for (size_t i = 0; i < p->nsteps; i++) {
     ARR_(p->steps[i].nframes, p->steps[i].frames, "a step's frames")
+    if (p->steps[i].off_cpu_pct > 100) {
+      if (err && errlen)
+        snprintf(err, errlen, "step %zu: off_cpu_pct %u > 100", i,
+                 p->steps[i].off_cpu_pct);
+      return SPY_EINVAL;
+    }
     if (p->steps[i].nsizes > 4) {
       if (err && errlen)
         snprintf(err, errlen, "step %zu: nsizes %u > 4", i,
@@ -375,6 +381,20 @@ static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
       w_var(s, p->locations[i].addr);
     }
     put_section(b, SPYP_SEC_MODULES, s);
+  }
+
+  /* Optional: how much of each long step was spent descheduled, for the
+  ** steps where it was measured and not 0. */
+  size_t noff = 0;
+  for (size_t i = 0; i < p->nsteps; i++) noff += p->steps[i].off_cpu_pct > 0;
+  if (noff) {
+    w_var(s, noff);
+    for (size_t i = 0; i < p->nsteps; i++)
+      if (p->steps[i].off_cpu_pct > 0) {
+        w_var(s, i);
+        w_var(s, p->steps[i].off_cpu_pct);
+      }
+    put_section(b, SPYP_SEC_STEP_CPU, s);
   }
 }
 

@@ -213,8 +213,9 @@ static void j_steps(FILE *f, const spy_profile *p) {
     j_opt(f, s->prim);
     fputs(",\"size\":", f);
     j_u64s(f, s->size, s->nsizes);
-    fprintf(f, ",\"ns\":%" PRIu64 ",\"process\":%" PRIu32 ",\"frames\":[",
-            s->ns, s->process);
+    fprintf(f, ",\"ns\":%" PRIu64 ",\"off_cpu_pct\":%u,\"process\":%" PRIu32
+            ",\"frames\":[",
+            s->ns, s->off_cpu_pct, s->process);
     for (uint32_t k = 0; k < s->nframes; k++)
       fprintf(f, "%s%" PRIu32, k ? "," : "", s->frames[k]);
     fputs("]}", f);

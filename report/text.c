@@ -486,6 +486,10 @@ static void step_line(ctx *c, unsigned rank, const spy_step *s) {
   const char *proc = s->process < p->nprocesses && p->processes[s->process].name
                          ? p->processes[s->process].name
                          : "?";
+  /* A step mostly spent descheduled is the machine's doing, not the
+  ** primitive's: say so. */
+  if (s->off_cpu_pct >= 50)
+    spyR_buf_printf(&c->lab, "  [descheduled %u %%]", s->off_cpu_pct);
   spyR_buf_puts(&c->lab, "  (process ");
   spyR_buf_puts_esc(&c->lab, proc);
   fprintf(c->f, "%2u. %9s ms  %s)\n", rank,

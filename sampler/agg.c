@@ -52,6 +52,7 @@ typedef struct step {
   uint32_t process;
   uint32_t nframes;
   uint32_t *frames; /* root first */
+  unsigned cpu_pct; /* on the CPU, 0..100, or SPYH_CPU_UNKNOWN */
 } step;
 
 typedef struct region {
@@ -391,7 +392,8 @@ static void add_step(spyS_agg *a, const spyH_sample *r) {
               .ticks = r->ticks,
               .process = p,
               .nframes = len,
-              .frames = frames};
+              .frames = frames,
+              .cpu_pct = r->cpu_pct};
   memcpy(s->size, r->size, sizeof s->size);
   if (s->kind == SPY_STEP_PRIM && s->prim >= 0)
     intern_frame(a, SPY_FRAME_PRIM, (uint64_t)s->prim);
@@ -787,6 +789,7 @@ int spyS_agg_build(const spyS_agg *a, spy_profile *p, spyS_namer namer,
     memcpy(d->size, s->size, sizeof d->size);
     d->ns = spyH_ticks_to_ns(s->ticks);
     d->process = s->process;
+    d->off_cpu_pct = s->cpu_pct <= 100 ? 100 - s->cpu_pct : 0;
     d->nframes = s->nframes;
     d->frames = spyP_calloc(p, s->nframes, sizeof *d->frames);
     if (!d->frames) return SPY_ENOMEM;

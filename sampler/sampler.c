@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sampler/profiler.h"
+#include "vm-hooks/cpuclock.h"
 #include "vm-hooks/clock.h"
 #include "vm-hooks/due.h"
 #include "vm-hooks/mark.h"
@@ -51,6 +52,9 @@ void spyS_drain_all(spy_profiler *p) {
     spyH_ring_drain(&v->ring, on_record, &d);
     spyH_ring_drain(&v->obs_ring, on_obs, p->agg);
     if (p->cfg.native) spyH_ring_drain(&v->native_ring, on_native, p->agg);
+    /* Its CPU time now, for telling its long steps spent descheduled. */
+    if (spyH_active(v))
+      spyH_cpuhist_note(v, spyH_now(), spyH_cpu_ticks_thread(v->thread));
   }
   p->drains++;
 }

@@ -37,7 +37,7 @@
 extern const struct spy_test t_core[], t_core_exact[], t_profile[],
     t_profile_bad[], t_report[], t_cost[], t_st[], t_native[], t_contract[],
     t_cli[], t_export[], t_tui[], t_json[], t_runner[], t_selftest[], t_mark[], t_lua[],
-    t_arch[];
+    t_arch[], t_steps[];
 
 /* SERIAL: the tests whose names start with one of its space-separated
 ** prefixes run alone, after the others ("" all, NULL none): they compare
@@ -68,6 +68,7 @@ static const struct {
   {"mark", t_mark, "", 0},
   {"lua", t_lua, "", 0},
   {"arch", t_arch, NULL, 0},
+  {"steps", t_steps, "", 0},
   {"selftest", t_selftest, NULL, 1},
 };
 

@@ -114,10 +114,10 @@ spy_profile *tp_synth(void) {
   p->nsteps = 2;
   p->steps = spyP_calloc(p, 2, sizeof *p->steps);
   p->steps[0] = (spy_step){SPY_STEP_PRIM, 0, 2, {300, 400, 0, 0}, 120000, 0,
-                           4, spyP_calloc(p, 4, sizeof(uint32_t))};
+                           4, spyP_calloc(p, 4, sizeof(uint32_t)), 0};
   for (uint32_t i = 0; i < 4; i++) p->steps[0].frames[i] = i;
   p->steps[1] = (spy_step){SPY_STEP_GC, N, 0, {0}, 90000, 1, 0,
-                           spyP_calloc(p, 0, sizeof(uint32_t))};
+                           spyP_calloc(p, 0, sizeof(uint32_t)), 0};
 
   p->nregions = 3;
   p->regions = spyP_calloc(p, 3, sizeof *p->regions);
@@ -173,6 +173,7 @@ void tp_same(const spy_profile *a, const spy_profile *b) {
   for (size_t i = 0; i < a->nsteps; i++) {
     EQ_(steps[i].kind); EQ_(steps[i].prim); EQ_(steps[i].nsizes);
     EQ_(steps[i].ns); EQ_(steps[i].process); EQ_(steps[i].nframes);
+    EQ_(steps[i].off_cpu_pct);
     for (int k = 0; k < 4; k++)
       T_ASSERT(a->steps[i].size[k] == b->steps[i].size[k]);
     for (uint32_t k = 0; k < a->steps[i].nframes; k++) EQ_(steps[i].frames[k]);
@@ -385,6 +386,7 @@ static void add_natives(spy_profile *p) {
 static void roundtrip_file(void) {
   spy_profile *p = tp_synth(), *q = NULL;
   add_natives(p);
+  p->steps[1].off_cpu_pct = 60; /* section 12 */
   char path[4200], err[512];
   snprintf(path, sizeof path, "%s/run.spy", t_tmpdir());
   int rc = spy_profile_save(p, path, err, sizeof err);
@@ -394,6 +396,24 @@ static void roundtrip_file(void) {
   T_EQ_INT(q->version, SPY_FORMAT_VERSION);
   tp_same(p, q);
   tp_valid(q);
+  T_EQ_INT(q->steps[1].off_cpu_pct, 60);
+  /* An off_cpu_pct over 100 is refused, by the writer and the loader (the
+  ** file's last byte is step 1's, written alone in section 12). */
+  p->steps[1].off_cpu_pct = 101;
+  unsigned char *b;
+  size_t len;
+  T_EQ_INT(spyP_encode(p, &b, &len, err, sizeof err), SPY_EINVAL);
+  p->steps[1].off_cpu_pct = 100;
+  T_EQ_INT(spyP_encode(p, &b, &len, err, sizeof err), 0);
+  T_EQ_INT(b[len - 1], 100);
+  b[len - 1] = 101;
+  spyP_fix_preamble(b, len);
+  spy_profile *bad = NULL;
+  T_EQ_INT(spy_profile_load_mem(b, len, "b.spy", &bad, err, sizeof err),
+           SPY_EFORMAT);
+  if (!strstr(err, "step cpu 0: off_cpu_pct 101 is over 100"))
+    T_FAIL("%s", err);
+  free(b);
   spy_profile_free(p);
   spy_profile_free(q);
 }

@@ -174,16 +174,19 @@ spy_profile *t_report_synthetic(void) {
   f0[2] = p->nodes[sq].frame;
   f0[3] = p->nodes[four].frame;
   f0[4] = mul; /* the primitive itself: not repeated in the report */
-  p->steps[0] = (spy_step){SPY_STEP_PRIM, 0, 2, {1234, 567}, 1204900, 0, 5, f0};
+  p->steps[0] = (spy_step){SPY_STEP_PRIM, 0, 2, {1234, 567}, 1204900, 0, 5, f0,
+                           0};
   uint32_t *f2 = spyP_calloc(p, 10, sizeof *f2);
   f2[0] = frame(p, SPY_FRAME_METHOD, 0, "Worker loop");
   for (int i = 1; i < 9; i++) f2[i] = frame(p, SPY_FRAME_METHOD, 0, "Fib fib:");
   f2[9] = add;
-  p->steps[1] = (spy_step){SPY_STEP_PRIM, 1, 2, {4000, 12}, 30000, 1, 10, f2};
+  p->steps[1] = (spy_step){SPY_STEP_PRIM, 1, 2, {4000, 12}, 30000, 1, 10, f2,
+                           0};
   uint32_t *f1 = spyP_calloc(p, 4, sizeof *f1);
   memcpy(f1, f0, 3 * sizeof *f1);
   f1[3] = gcf;
-  p->steps[2] = (spy_step){SPY_STEP_GC, SPY_NONE, 0, {0}, 800000, 0, 4, f1};
+  p->steps[2] = (spy_step){SPY_STEP_GC, SPY_NONE, 0, {0}, 800000, 0, 4, f1,
+                           0};
 
   p->gc.count = 40;
   p->gc.total_ns = 265432110;
@@ -950,7 +953,7 @@ static void t_text_many(void) {
     p->prims[i].calls = 1;
     p->prims[i].total_ns = (uint64_t)(i * 7919u % N) * 1000;
     p->steps[i] = (spy_step){SPY_STEP_PRIM, i, 0, {0}, 1000 + i % 1000, 0,
-                             0, NULL};
+                             0, NULL, 0};
     p->natives[i] = (spy_native){i % 1000, 1 + i % 2, nf, 1 + i % 3};
   }
   p->steps[12345].ns = 5000000;

@@ -53,4 +53,59 @@ static inline uint64_t spyH_cpu_weight(spy_vm *v, uint64_t w) {
   return d;
 }
 
+/* ------------------------------------------------------------------------
+** The thread's CPU time over a long step (both halves of a protocol).
+**
+** Whether a long primitive call or GC pause was spent on the CPU or
+** descheduled is measured without reading the thread's CPU clock in the
+** hooks: the sampler, at each drain (about every millisecond with the
+** thread marker, every 10 ms with the others), notes each thread's CPU
+** time beside the wall time in a small history in its slot; when a step
+** ends long enough to be among the longest, the thread reads its own CPU
+** clock once and compares it with the history's note from just before
+** the step began. Single writer (the sampler, under the profiler lock),
+** single reader (the thread); the reader checks that the notes it used
+** were not overwritten meanwhile.
+** --------------------------------------------------------------------- */
+
+/* The sampler's half: note that thread v had used `cpu` ticks of CPU at
+** wall time `wall`. */
+static inline void spyH_cpuhist_note(spy_vm *v, uint64_t wall, uint64_t cpu) {
+  uint64_t n = atomic_load_explicit(&v->hist_n, memory_order_relaxed);
+  atomic_store_explicit(&v->hist_cpu[n % SPYH_HIST], cpu,
+                        memory_order_relaxed);
+  atomic_store_explicit(&v->hist_wall[n % SPYH_HIST], wall,
+                        memory_order_relaxed);
+  atomic_store_explicit(&v->hist_n, n + 1, memory_order_release);
+}
+
+/* The thread's half: the percentage of [t0, now] it spent on the CPU,
+** 0..100, or SPYH_CPU_UNKNOWN when the history has no note close enough
+** before t0 (within a quarter of the step: the time between the note and
+** t0 is taken as on the CPU, so the error stays under 25 points). */
+static inline unsigned spyH_cpuhist_pct(spy_vm *v, uint64_t t0,
+                                        uint64_t now) {
+  if (now <= t0) return SPYH_CPU_UNKNOWN;
+  uint64_t n = atomic_load_explicit(&v->hist_n, memory_order_acquire);
+  uint64_t lo = n > SPYH_HIST ? n - SPYH_HIST : 0, wall = 0, cpu = 0;
+  int found = 0;
+  for (uint64_t k = n; k-- > lo;) {
+    wall = atomic_load_explicit(&v->hist_wall[k % SPYH_HIST],
+                                memory_order_relaxed);
+    if (wall <= t0) {
+      cpu = atomic_load_explicit(&v->hist_cpu[k % SPYH_HIST],
+                                 memory_order_relaxed);
+      atomic_thread_fence(memory_order_acquire);
+      /* Still the note read (not overwritten by a later one)? */
+      found = atomic_load_explicit(&v->hist_n, memory_order_relaxed) <=
+              k + SPYH_HIST;
+      break;
+    }
+  }
+  if (!found || !cpu || (t0 - wall) * 4 > now - t0) return SPYH_CPU_UNKNOWN;
+  uint64_t cpu_now = spyH_cpu_ticks(), at_t0 = cpu + (t0 - wall);
+  uint64_t on = cpu_now > at_t0 ? cpu_now - at_t0 : 0;
+  return on >= now - t0 ? 100 : (unsigned)(on * 100 / (now - t0));
+}
+
 #endif

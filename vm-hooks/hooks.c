@@ -204,7 +204,8 @@ static uint32_t marks(spy_vm *v, uint64_t d, spyH_place *m) {
 
 /* Walk the host's stack and send one SAMPLE or STEP record. */
 static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
-                 uint8_t kind, unsigned nsizes, const uint64_t *size) {
+                 uint8_t kind, unsigned nsizes, const uint64_t *size,
+                 unsigned cpu_pct) {
   const spyH_cfg *c = v->cfg;
   uint64_t depth = walk(v);
   uint32_t nleaf = depth < c->leaf_cap ? (uint32_t)depth : c->leaf_cap;
@@ -243,7 +244,7 @@ static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
   r->nsizes = (uint8_t)nsizes;
   r->nmarks = (uint8_t)nm;
   r->kind = kind;
-  r->pad_ = 0;
+  r->cpu_pct = (uint8_t)cpu_pct;
   r->nleaf = (uint16_t)nleaf;
   r->nroot = (uint16_t)nroot;
   r->same = same;
@@ -262,17 +263,26 @@ static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
 ** that time spent descheduled is charged to nothing. */
 static void emit_sample(spy_vm *v, uint64_t w) {
   if (SPY_UNLIKELY(v->cfg->cpu_clock)) w = spyH_cpu_weight(v, w);
-  emit(v, SPYH_REC_SAMPLE, w, -1, 0, 0, NULL);
+  emit(v, SPYH_REC_SAMPLE, w, -1, 0, 0, NULL, SPYH_CPU_UNKNOWN);
 }
 
-/* A primitive call or GC pause that may be among the longest: keep a local
-** list of the longest durations so far so that only those pay for a stack
-** walk; the sampler keeps the global top N. Called after the bracket is
-** closed, so the path is that of its caller. */
+/* A primitive call or GC pause over [t0, t1] that may be among the
+** longest: keep a local list of the longest durations so far so that only
+** those pay for a stack walk (and for reading the thread's CPU clock: how
+** much of the step it spent on the CPU); the sampler keeps the global top
+** N. With the CPU clock a step weighs its CPU time, so a call that was
+** mostly descheduled is not mistaken for a long one. Called after the
+** bracket is closed, so the path is that of its caller. */
 static void maybe_step(spy_vm *v, uint8_t kind, int32_t prim, uint64_t dur,
-                       unsigned nsizes, const uint64_t *size) {
+                       unsigned nsizes, const uint64_t *size, uint64_t t0,
+                       uint64_t t1) {
   uint32_t n = v->cfg->longest;
   if (n == 0 || dur <= v->longest_min) return;
+  unsigned pct = spyH_cpuhist_pct(v, t0, t1);
+  if (v->cfg->cpu_clock && pct != SPYH_CPU_UNKNOWN) {
+    dur = dur / 100 * pct + dur % 100 * pct / 100;
+    if (dur <= v->longest_min) return;
+  }
   if (v->nlongest < n) {
     v->longest[v->nlongest++] = dur;
   } else {
@@ -287,7 +297,7 @@ static void maybe_step(spy_vm *v, uint8_t kind, int32_t prim, uint64_t dur,
       if (v->longest[i] < m) m = v->longest[i];
     v->longest_min = m;
   }
-  emit(v, SPYH_REC_STEP, dur, prim, kind, nsizes, size);
+  emit(v, SPYH_REC_STEP, dur, prim, kind, nsizes, size, pct);
 }
 
 /* A uniform 64-bit draw (xorshift64): reservoir priorities. */
@@ -361,7 +371,7 @@ static void close_top(spy_vm *v, uint64_t *now) {
     if (b.timed == 2 && (v->cfg->prim_flags[b.id] & SPY_PRIM_COST))
       offer_obs(v, b.id, v->cfg->exact_prims ? draw(v) : b.prio, dur,
                 (uint32_t)ld(&v->gc_count) - b.gc0, b.nsizes, b.size);
-    maybe_step(v, SPY_STEP_PRIM, b.id, dur, b.nsizes, b.size);
+    maybe_step(v, SPY_STEP_PRIM, b.id, dur, b.nsizes, b.size, b.t0, *now);
     break;
   }
   case SPYH_B_CALLBACK: {
@@ -378,7 +388,7 @@ static void close_top(spy_vm *v, uint64_t *now) {
     add(&v->gc_count, 1);
     add(&v->gc_ticks, dur);
     if (dur > ld(&v->gc_max)) st(&v->gc_max, dur);
-    maybe_step(v, SPY_STEP_GC, -1, dur, 0, NULL);
+    maybe_step(v, SPY_STEP_GC, -1, dur, 0, NULL, b.t0, *now);
     break;
   }
   case SPYH_B_REGION: {

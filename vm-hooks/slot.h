@@ -74,6 +74,11 @@ typedef struct spyH_place {
 ** these nleaf + nroot keys only the first nleaf + nroot - same are sent:
 ** consecutive samples of a thread share most of their stack, and the
 ** sampler keeps the previous one. */
+/* CPU-time notes kept per thread (vm-hooks/cpuclock.h), and a step's
+** on-CPU share when it was not measured. */
+#define SPYH_HIST 16
+#define SPYH_CPU_UNKNOWN 255
+
 typedef struct spyH_sample {
   spyH_rec h;
   uint64_t pid;
@@ -84,7 +89,8 @@ typedef struct spyH_sample {
   uint8_t nsizes;    /* STEP */
   uint8_t nmarks;
   uint8_t kind;      /* STEP: spy_step_kind */
-  uint8_t pad_;
+  uint8_t cpu_pct;   /* STEP: % of it the thread was on the CPU, 0..100;
+                        SPYH_CPU_UNKNOWN (255) when not measured */
   uint16_t nleaf, nroot;
   uint32_t same;     /* SAMPLE: root-most keys shared with this thread's
                         previous SAMPLE, not sent; STEP: 0 */
@@ -185,6 +191,9 @@ struct spy_vm {
   struct spyH_marker *marker; /* vm-hooks/mark.h (the profiler's) */
   atomic_uint_least64_t cpu_origin; /* CPU clock: the thread's CPU ticks at
                                        the run's start (or its attach) */
+  /* The thread's CPU time noted by the sampler at its drains, for telling
+  ** long steps spent descheduled (vm-hooks/cpuclock.h, both halves). */
+  atomic_uint_least64_t hist_wall[SPYH_HIST], hist_cpu[SPYH_HIST], hist_n;
   atomic_uint_least64_t gc_count, gc_ticks, gc_max;
 
   /* Interpreter thread only. */

@@ -117,6 +117,10 @@ typedef struct spy_step {
   uint32_t nframes;
   uint32_t *frames;   /* the calling stack, root first (indices into
                          frames); the primitive or GC itself is not in it */
+  unsigned off_cpu_pct; /* how much of it the thread spent descheduled,
+                           0..100 (0 also when not measured: the runtime
+                           measures steps of a few milliseconds and more).
+                           With the CPU clock, ns is the step's CPU time */
 } spy_step;
 
 /* Native stacks inside one primitive (spy_options.native_stacks): one
