@@ -18,9 +18,9 @@
 ** it are the interpreter's own (main, the dispatch loop), the same for
 ** every path. A function's addresses are one frame (named without the
 ** line when their lines differ). Applying it twice changes nothing: a
-** primitive node that already has native children is left alone (p's
-** frames may grow, though, by the per-function frames; on SPY_ENOMEM
-** nothing else has changed).
+** primitive node that already has native children is left alone, and the
+** per-function frames made the first time serve again. (On SPY_ENOMEM,
+** p's frames may have grown by those; nothing else has changed.)
 */
 #include "config.h"
 
@@ -151,13 +151,7 @@ static int sort_children(grow *g, const uint32_t *roots, size_t nroots,
   return 0;
 }
 
-/* Where each of one primitive's paths is cut (start[j] for natives[j],
-** j in its list ix[0..m)), comparing frames by function (canon): below the
-** deepest function common to the paths that start where most paths of more
-** than one frame start (a stack unwound to the end starts at the program's
-** entry, never at an address no object covers); any other path (an unwind
-** that stopped early or went astray, in code without unwind tables) keeps
-** its leaf only. roots is scratch space for m entries. */
+/* A path's first frame and its count, to find the weightiest root. */
 typedef struct rootw {
   uint32_t root;
   uint64_t w;
@@ -168,6 +162,13 @@ static int by_root(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
+/* Where each of one primitive's paths is cut (start[j] for natives[j],
+** j in its list ix[0..m)), comparing frames by function (canon): below the
+** deepest function common to the paths that start where most paths of more
+** than one frame start (a stack unwound to the end starts at the program's
+** entry, never at an address no object covers); any other path (an unwind
+** that stopped early or went astray, in code without unwind tables) keeps
+** its leaf only. roots is scratch space for m entries. */
 static void cut_paths(const spy_profile *p, const uint32_t *ix, size_t m,
                       const uint32_t *canon, uint32_t *start, rootw *roots) {
   size_t nr = 0;
@@ -254,10 +255,12 @@ static int group_functions(spy_profile *p, uint32_t *canon) {
   ** names differ (different lines). Count them, then make them. */
   size_t extra = 0;
   for (size_t i = 0, j; i < nn; i = j) {
-    int same = 1;
+    int same = 1, bare = 0;
     for (j = i + 1; j < nn && same_fn(p->frames, ix[i], ix[j]); j++)
       same &= !strcmp(p->frames[ix[i]].name, p->frames[ix[j]].name);
-    extra += !same;
+    for (size_t m = i; m < j; m++)
+      bare |= fn_len(p->frames[ix[m]].name) == strlen(p->frames[ix[m]].name);
+    extra += !same && !bare;
   }
   spy_frame *fr = p->frames;
   if (extra) {
@@ -275,6 +278,13 @@ static int group_functions(spy_profile *p, uint32_t *canon) {
     for (j = i + 1; j < nn && same_fn(fr, ix[i], ix[j]); j++)
       same &= !strcmp(fr[ix[i]].name, fr[ix[j]].name);
     uint32_t to = ix[i];
+    /* A frame of the group already named without a line (made by an
+    ** earlier call) serves. */
+    for (size_t m = i; m < j && !same; m++)
+      if (fn_len(fr[ix[m]].name) == strlen(fr[ix[m]].name)) {
+        to = ix[m];
+        same = 1;
+      }
     if (!same) {
       fr[nf] = fr[ix[i]];
       fr[nf].name = spyP_strndup(p, fr[ix[i]].name, fn_len(fr[ix[i]].name));

@@ -639,9 +639,10 @@ static void to_tree(void) {
   T_EQ_STR(p->frames[lv[0].frame].name, "spin (app) p.c:20");
   T_EQ_INT(lv[0].self_ns, 600);
   /* A second call changes nothing. */
-  size_t nodes = p->nnodes;
+  size_t nodes = p->nnodes, frames = p->nframes;
   T_EQ_INT(spy_profile_natives_to_tree(p), 0);
   T_EQ_INT(p->nnodes, nodes);
+  T_EQ_INT(p->nframes, frames);
   T_EQ_INT(p->nodes[spin].self_ns, 600);
   /* And the tree still saves and loads (every index in range). */
   char path[4200], err[512];
