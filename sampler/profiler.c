@@ -576,13 +576,15 @@ int spy_profile_take(spy_profiler *p, spy_profile **out) {
   pr->hook_ns = spyH_ticks_to_ns(hook);
   int rc = build_prims(p, pr);
   if (rc == 0) rc = spyS_agg_build(p->agg, pr, namer, p);
-  if (rc == 0 && pr->nnatives) rc = spyS_modules_resolve(pr);
   /* Every call of a cost-recording primitive was offered to its reservoir;
   ** the exact count is the call count. */
   for (size_t i = 0; rc == 0 && i < pr->nprims; i++)
     pr->prims[i].obs_offered =
         pr->prims[i].flags & SPY_PRIM_COST ? pr->prims[i].calls : 0;
   pthread_mutex_unlock(&p->lock);
+  /* The objects native frames point into, from the dynamic loader's list
+  ** (its lock, not ours). */
+  if (rc == 0 && pr->nlocations) rc = spyS_modules_resolve(pr);
   if (rc) {
     spy_profile_free(pr);
     return rc;
