@@ -32,6 +32,16 @@
 #define st_unlikely(x) (x)
 #endif
 
+/* Invariants: checked in debug builds (--enable-debug builds without
+** optimisation; -DST_DEBUG forces them on), free otherwise. Compile-time
+** ones use _Static_assert. */
+#if !defined(__OPTIMIZE__) || defined(ST_DEBUG)
+#include <assert.h>
+#define st_assert(c) assert(c)
+#else
+#define st_assert(c) ((void)0)
+#endif
+
 /* ===================================================================== */
 /* Values                                                                */
 /* ===================================================================== */

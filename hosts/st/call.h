@@ -1,0 +1,144 @@
+/*
+** hosts/st/call.h: the call protocol (as Lua keeps luaD_precall in ldo.c
+** apart from the dispatch loop in lvm.c).
+**
+** A send finds its method (inline cache, then lookup), runs it as a
+** primitive or activates a frame for it; a block's value activates a frame
+** for the block's method with the closure's copied values; a return pops a
+** frame. The frame pushes are small and run at every send, so they are
+** inline functions here, used by the loop in interp.c, which keeps the
+** interpreter state (ip, sp, frame, method) in its locals. Everything else
+** (doesNotUnderstand:, mustBeBoolean, perform:, non-local returns, the
+** control primitives, sort:'s driver frame, a process's bottom) is out of
+** line in call.c and works on the state the loop has saved in the running
+** Proc; it answers what the loop does next (StGo).
+**
+** Invariants (checked by st_assert in debug builds):
+**   - frames of a process lie in [frames, frames_end), frames[0] is the
+**     bottom sentinel (m == NULL), and every other live frame has a method;
+**   - a frame's values start at its base, inside [stack, stack_end), at or
+**     above its caller's base;
+**   - a frame is pushed only after the room check (st_frame_room), which
+**     is also the send's poll point.
+*/
+#ifndef ST_CALL_H
+#define ST_CALL_H
+
+#include "hosts/st/st.h"
+
+/* A send's operands, for the out-of-line parts of the protocol. The loop
+** keeps them in locals and copies them in and out around those calls. */
+typedef struct StCall {
+  Value *sp;  /* the value stack's top */
+  Method *t;  /* the method to run */
+  Value rcv;  /* the receiver (a block's value: the BlockClosure) */
+  int na;     /* arguments on the stack above the receiver */
+  Value res;  /* a return's value */
+  Frame *to;  /* the frame a return or restart goes to */
+} StCall;
+
+/* What the loop does after an out-of-line part of the protocol. */
+typedef enum StGo {
+  ST_GO_CALL,     /* send c->t to c->rcv (primitive or activation) */
+  ST_GO_ACTIVATE, /* activate c->t (a method, never its primitive) */
+  ST_GO_BLOCK,    /* c->rcv (a BlockClosure) value with c->na arguments;
+                     c->t: the value method to fall back on, or NULL */
+  ST_GO_RETURN,   /* return c->res from frame c->to */
+  ST_GO_RELOAD,   /* reload the (possibly other) process's state */
+  ST_GO_RESTART,  /* reload: a frame restarted (poll and interrupt check) */
+  ST_GO_DONE,     /* the script's main process returned from its bottom */
+  ST_GO_STOP      /* the run must stop */
+} StGo;
+
+/* ---- the inline parts: frame pushes ------------------------------------ */
+
+/* Is there room for frame nf whose values reach up to top? The test that
+** also makes a send's poll point (see interp.c, POLL). */
+static inline int st_frame_room(const Proc *P, const Frame *nf,
+                                const Value *top) {
+  return nf < P->frames_end && top < P->stack_end;
+}
+
+/* Activate method t above frame f (which resumes at ip): the receiver and
+** na arguments are the top values of *spp; the temporaries are pushed as
+** nil. The room has been checked. Returns the new frame. */
+static inline Frame *st_push_method(VM *vm, Frame *f, const Instr *ip,
+                                    Value **spp, Method *t, int na) {
+  Value *sp = *spp;
+  Frame *nf = f + 1;
+  st_assert(t->nargs == na && t->code != NULL);
+  f->ip = ip;
+  nf->base = sp - na - 1;
+  nf->m = t;
+  nf->closure = 0;
+  nf->serial = ++vm->serial;
+  for (int k = t->ntemps; k > 0; k--) *sp++ = vm->nil;
+  *spp = sp;
+  return nf;
+}
+
+/* Activate block method bm of closure cl above frame f, with the closure
+** and na arguments the top values of *spp: the closure's slot becomes the
+** home receiver, the copied values and the temporaries follow the
+** arguments. The room has been checked. Returns the new frame. */
+static inline Frame *st_push_block(VM *vm, Frame *f, const Instr *ip,
+                                   Value **spp, Value cl, Method *bm,
+                                   int na) {
+  Value *sp = *spp;
+  Frame *nf = f + 1;
+  st_assert(bm->nargs == na);
+  f->ip = ip;
+  nf->base = sp - na - 1;
+  nf->base[0] = SLOTS(cl)[BLK_RECEIVER];
+  nf->m = bm;
+  nf->closure = cl;
+  nf->serial = ++vm->serial;
+  for (int k = 0; k < bm->ncopied; k++) *sp++ = SLOTS(cl)[BLK_NSLOTS + k];
+  for (int k = bm->ntemps; k > 0; k--) *sp++ = vm->nil;
+  *spp = sp;
+  return nf;
+}
+
+/* ---- the out-of-line parts (call.c) ------------------------------------ */
+
+/* c->rcv (of class cid) does not understand sel with the c->na arguments
+** on the stack: replace them by a Message and send doesNotUnderstand:.
+** Sets c->sp, c->na and c->t. */
+void st_call_dnu(VM *vm, Value sel, uint32_t cid, StCall *c);
+
+/* The jump's condition *c->sp is not a Boolean: send it mustBeBoolean. */
+void st_call_not_boolean(VM *vm, StCall *c);
+
+/* The global binding b is unbound: send nil undeclaredVariable: #Name. */
+void st_call_undeclared(VM *vm, Value b, StCall *c);
+
+/* A block's non-local return (^) of c->res from frame f, which is on top
+** (state saved): either the home frame (ST_GO_RETURN, c->to) or a method
+** the loop sends (ST_GO_CALL: cannotReturn:, or nonLocalReturn:to: when
+** unwind blocks lie in between). */
+StGo st_call_nlr(VM *vm, Frame *f, StCall *c);
+
+/* A control primitive other than a block's plain value (st_prim(t->prim)
+** ->ctl), sent to c->rcv with c->na arguments; the loop's state is saved
+** (c->sp is the stack top). */
+StGo st_call_control(VM *vm, int ctl, StCall *c);
+
+/* The driver frame of sort: with a block (OP_PRIMSTEP), on top, state
+** saved, base its values: run the merge until it needs the block (then
+** ST_GO_BLOCK, the block and the pair pushed) or the receiver is sorted
+** (ST_GO_RETURN of the receiver from this frame). */
+StGo st_call_sort_step(VM *vm, Frame *f, StCall *c);
+
+/* The frame for the top values (as for st_push_method) has no room: print
+** the stack overflow and stop the run. State saved. */
+void st_call_overflow(VM *vm);
+
+/* The running process returned from its bottom frame (state saved):
+** ST_GO_DONE when it is the script's main process, ST_GO_STOP when the
+** run stops, else ST_GO_RELOAD (another process runs now). */
+StGo st_call_bottom(VM *vm);
+
+/* Check the invariants above for process p (debug builds; st_assert). */
+void st_call_check(const VM *vm, const Proc *p);
+
+#endif
