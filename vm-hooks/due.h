@@ -23,6 +23,10 @@
 ** quickly followed by a restart; the thread turns itself quiet when it
 ** settles (spyH_go_quiet), unless a new run has begun meanwhile.
 **
+** A host may also register words of its own (spy_trip_word) that the
+** marking side sets with every trap (spyH_trip), so that a check the host
+** makes anyway doubles as the poll.
+**
 ** Writers: spyH_mark and spyH_stop_remote (marking side / controlling
 ** thread). Readers: spyH_take, spyH_marked_upto, spyH_take_final
 ** (interpreter thread). Nothing else touches trap, marked_upto or
@@ -35,10 +39,25 @@
 
 /* ---- the marking side -------------------------------------------------- */
 
+/* Trip the host's words (spy_trip_word), after the trap is set. The
+** fence orders the trap before the words against the host's side
+** (spy_trip_store, then spy_trip_due, both sequentially consistent): a
+** host that restores a word and then finds no trap cannot have overwritten
+** a trip that came with a trap it missed. Async-signal-safe (atomic
+** stores only). */
+static inline void spyH_trip(spy_vm *v) {
+  unsigned n = atomic_load_explicit(&v->trip_n, memory_order_acquire);
+  if (!n) return;
+  atomic_thread_fence(memory_order_seq_cst);
+  for (unsigned i = 0; i < n && i < SPY_TRIP_MAX; i++)
+    __atomic_store_n(v->trip_word[i], v->trip_value[i], __ATOMIC_SEQ_CST);
+}
+
 /* A grid point has passed: mark v's sample due as of `now` (ticks). */
 static inline void spyH_mark(spy_vm *v, uint64_t now) {
   atomic_store_explicit(&v->marked_upto, now, memory_order_release);
   __atomic_store_n(&v->hot.trap_, 1, __ATOMIC_RELEASE);
+  spyH_trip(v);
 }
 
 /* Whether v still holds an unconsumed mark (marking side: a busy thread is
@@ -55,6 +74,7 @@ static inline void spyH_stop_remote(spy_vm *v, uint64_t at, uint64_t epoch,
   atomic_store_explicit(&v->stop_origin, origin, memory_order_relaxed);
   atomic_store_explicit(&v->final_at, at, memory_order_relaxed);
   __atomic_store_n(&v->hot.trap_, 1, __ATOMIC_RELEASE);
+  spyH_trip(v);
 }
 
 static inline int spyH_active(spy_vm *v) {

@@ -130,7 +130,48 @@ StGo st_call_bottom(VM *vm) {
   return vm->stopping ? ST_GO_STOP : ST_GO_RELOAD;
 }
 
-void st_call_overflow(VM *vm) {
+/* ===================================================================== */
+/* The room and bottom checks: poll points (call.h)                      */
+/* ===================================================================== */
+
+/* The words' normal values for the running process. */
+static void words_restore(VM *vm) {
+  Proc *P = vm->cur;
+  spy_trip_store(&vm->flimit, (uintptr_t)P->frames_end);
+  spy_trip_store(&vm->fstop, (uintptr_t)(P->frames + 1));
+}
+
+void st_call_words(VM *vm) {
+  words_restore(vm);
+  spy_trip_rearm(vm->prof.v);
+}
+
+/* A word was tripped (or the check failed for real): restore the words,
+** then take the sample if one is due (the order matters: spyon/hooks.h).
+** The frame state is saved. */
+static void words_poll(VM *vm) {
+  words_restore(vm);
+  if (spy_trip_due(vm->prof.v)) st_prof_poll(vm);
+}
+
+static void overflow(VM *vm);
+
+int st_call_room(VM *vm, const Frame *nf, const Value *top) {
+  Proc *P = vm->cur;
+  words_poll(vm);
+  if (nf < P->frames_end && top < P->stack_end) return 1;
+  overflow(vm);
+  return 0;
+}
+
+int st_call_last(VM *vm) {
+  Proc *P = vm->cur;
+  words_poll(vm);
+  st_assert(P->f > P->frames);
+  return P->f == P->frames + 1;
+}
+
+static void overflow(VM *vm) {
   fflush(stdout);
   fprintf(stderr, "Error: stack overflow (%ld frames)\n",
           (long)(vm->cur->f - vm->cur->frames));

@@ -19,7 +19,8 @@
 **   - a frame's values start at its base, inside [stack, stack_end), at or
 **     above its caller's base;
 **   - a frame is pushed only after the room check (st_frame_room), which
-**     is also the send's poll point.
+**     is also the send's poll point; the bottom check (st_frame_last) is
+**     the return's.
 */
 #ifndef ST_CALL_H
 #define ST_CALL_H
@@ -52,11 +53,48 @@ typedef enum StGo {
 
 /* ---- the inline parts: frame pushes ------------------------------------ */
 
-/* Is there room for frame nf whose values reach up to top? The test that
-** also makes a send's poll point (see interp.c, POLL). */
-static inline int st_frame_room(const Proc *P, const Frame *nf,
-                                const Value *top) {
-  return nf < P->frames_end && top < P->stack_end;
+/* The room check at every activation and the bottom check at every
+** return are also the poll points of the profiler, at no cost of their
+** own: they compare against vm->flimit (the running process's frames_end)
+** and vm->fstop (its first frame), which are trip words (spy_trip_word in
+** <spyon/hooks.h>). When a sample falls due the marking side sets flimit
+** to 0 and fstop to the highest address, the check fails, and its slow
+** path (st_call_room, st_call_last) restores them and takes the sample:
+** at a send before the callee's frame exists, at a return before the
+** frame is popped, so that a sample is charged to the method that ran
+** when it fell due. */
+#define ST_TRIP_FLIMIT ((uintptr_t)0)
+#define ST_TRIP_FSTOP (~(uintptr_t)0)
+_Static_assert(sizeof(uintptr_t) == sizeof(Frame *),
+               "frame addresses are compared as uintptr_t");
+
+/* The words are read with a plain load, folded into the compare (an
+** atomic or volatile load is not, and costs an instruction per send and
+** return). The marking side stores them atomically from another thread;
+** an aligned word cannot tear, and the loop's stores through Value
+** pointers (uintptr_t, as the words) keep the compiler from caching them
+** in a register. Under ThreadSanitizer they are read as spyon/hooks.h
+** says, with spy_trip_load. */
+#if defined(__SANITIZE_THREAD__)
+#define ST_WORD(w) spy_trip_load(&(w))
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ST_WORD(w) spy_trip_load(&(w))
+#endif
+#endif
+#ifndef ST_WORD
+#define ST_WORD(w) (w)
+#endif
+
+/* Is there room for frame nf whose values reach up to top? */
+static inline int st_frame_room(const VM *vm, const Proc *P,
+                                const Frame *nf, const Value *top) {
+  return (uintptr_t)nf < ST_WORD(vm->flimit) && top < P->stack_end;
+}
+
+/* Is f (about to return) perhaps the process's first frame? */
+static inline int st_frame_last(const VM *vm, const Frame *f) {
+  return (uintptr_t)f <= ST_WORD(vm->fstop);
 }
 
 /* Activate method t above frame f (which resumes at ip): the receiver and
@@ -101,6 +139,20 @@ static inline Frame *st_push_block(VM *vm, Frame *f, const Instr *ip,
 
 /* ---- the out-of-line parts (call.c) ------------------------------------ */
 
+/* Set vm->flimit and vm->fstop for the running process (after a process
+** switch, and at the loop's start), tripped again if a sample is due. */
+void st_call_words(VM *vm);
+
+/* The slow path of st_frame_room, state saved: take a sample that fell
+** due, then check the room for real. Returns 1 if the frame fits; else
+** reports the stack overflow and stops the run (0). */
+int st_call_room(VM *vm, const Frame *nf, const Value *top);
+
+/* The slow path of st_frame_last, state saved (P->f returns): take a
+** sample that fell due; returns whether P->f is the process's first
+** frame. */
+int st_call_last(VM *vm);
+
 /* c->rcv (of class cid) does not understand sel with the c->na arguments
 ** on the stack: replace them by a Message and send doesNotUnderstand:.
 ** Sets c->sp, c->na and c->t. */
@@ -128,10 +180,6 @@ StGo st_call_control(VM *vm, int ctl, StCall *c);
 ** ST_GO_BLOCK, the block and the pair pushed) or the receiver is sorted
 ** (ST_GO_RETURN of the receiver from this frame). */
 StGo st_call_sort_step(VM *vm, Frame *f, StCall *c);
-
-/* The frame for the top values (as for st_push_method) has no room: print
-** the stack overflow and stop the run. State saved. */
-void st_call_overflow(VM *vm);
 
 /* The running process returned from its bottom frame (state saved):
 ** ST_GO_DONE when it is the script's main process, ST_GO_STOP when the

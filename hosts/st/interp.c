@@ -15,8 +15,11 @@
 ** on a per-process frame stack; the values (receiver, arguments, copied
 ** values, temporaries, operands) on a per-process value stack.
 **
-** Poll points (every send, return and backward jump) are where the
-** profiler takes its samples, behind one load and one predictable branch.
+** Poll points (every send and return) are where the profiler takes its
+** samples, and they cost nothing: the frame room check and the
+** first-frame check the loop makes anyway fail when a sample is due (trip
+** words, call.h). A loop without sends is polled at its interrupt checks
+** (LOOP_CHECK), still in its own method.
 ** Interrupt checks (method activation and backward jumps) are where the
 ** collector may run and where processes are preempted, behind one
 ** countdown and one predictable branch.
@@ -68,6 +71,7 @@
     m = f->m;                                                             \
     base = f->base;                                                       \
     sv = vm->prof.v;                                                      \
+    st_call_words(vm);                                                    \
   } while (0)
 
 /* Interrupt check: one countdown in the hot path, at method activation
@@ -85,15 +89,25 @@
     }                                                                     \
   } while (0)
 
-/* Poll point: the profiler takes a due sample here, charged to the code
-** that runs now. Every change of the running method is one (each send,
-** before the callee's frame exists; each return, before the frame is
-** popped) and so is every backward jump, so a sample is never charged to
-** a method that did not run when it fell due: a poll only at activations
-** would charge the time of a method's last stretch (no send, no loop) to
-** whatever is activated next. The hot path is one load of the hook's flag
-** and one predictable branch; the frame state is saved for the walker
-** only when a sample is due. */
+/* The interrupt check of a backward jump, which is also its poll point:
+** a loop that makes no send and no return is polled at every ST_ICOUNT-th
+** check (a few microseconds), in the method whose loop it is, so that its
+** samples are still charged to it (the running method cannot change
+** without a send or a return, which poll) for no cost in the loop. */
+#define LOOP_CHECK()                                                      \
+  do {                                                                    \
+    if (st_unlikely(--vm->icount < 0)) {                                  \
+      SAVE();                                                             \
+      st_prof_poll(vm);                                                   \
+      st_interrupt(vm);                                                   \
+      if (vm->stopping) return 1;                                         \
+      if (st_unlikely(vm->cur != P)) LOAD();                              \
+    }                                                                     \
+  } while (0)
+
+/* Poll point where no check of the loop's own can carry it (a restarted
+** frame): one load of the hook's flag and one predictable branch; the
+** frame state is saved for the walker only when a sample is due. */
 #define POLL()                                                            \
   do {                                                                    \
     if (st_unlikely(st_prof_due(sv))) {                                   \
@@ -515,8 +529,7 @@ static int interpret(VM *vm) {
       }
       vmcase(OP_LOOP) {
         ip += SARG(i);
-        POLL();
-        INTERRUPT_CHECK();
+        LOOP_CHECK();
         vmbreak;
       }
       vmcase(OP_RETURN) {
@@ -593,8 +606,7 @@ static int interpret(VM *vm) {
                                     (intptr_t)(int16_t)ARG_B(i) * 2, &r)) {
           base[ARG_A(i)] = (Value)r;
           ip += 1 + (int32_t)*ip;
-          POLL();
-          INTERRUPT_CHECK();
+          LOOP_CHECK();
           vmbreak;
         }
         ip++;
@@ -632,8 +644,7 @@ static int interpret(VM *vm) {
             !__builtin_add_overflow((intptr_t)a, (intptr_t)st - 1, &r)) {
           base[ARG_A(i)] = (Value)r;
           ip += 1 + (int32_t)*ip;
-          POLL();
-          INTERRUPT_CHECK();
+          LOOP_CHECK();
           vmbreak;
         }
         ip++;
@@ -686,7 +697,6 @@ static int interpret(VM *vm) {
     ip--;
     goto call;
   call:
-    POLL();
     if (t->prim >= 0) {
       const PrimDef *pd = st_prim(t->prim);
       if (pd->ctl) goto control;
@@ -698,8 +708,11 @@ static int interpret(VM *vm) {
       }
     }
   activate:
-    if (st_unlikely(!st_frame_room(P, f + 1, sp + t->ntemps + t->maxstack)))
-      goto overflow;
+    if (st_unlikely(
+            !st_frame_room(vm, P, f + 1, sp + t->ntemps + t->maxstack))) {
+      SAVE();
+      if (!st_call_room(vm, f + 1, sp + t->ntemps + t->maxstack)) return 1;
+    }
     f = st_push_method(vm, f, ip, &sp, t, na);
     m = t;
     base = f->base;
@@ -708,7 +721,6 @@ static int interpret(VM *vm) {
     vmbreak;
   block_value : {
     /* rcv (a BlockClosure) value: na arguments. */
-    POLL();
     Method *bm = RAW_PTR(SLOTS(rcv)[BLK_METHOD]);
     if (st_unlikely(bm->nargs != na)) {
       /* Run the value method's fallback code, which reports the error;
@@ -719,9 +731,11 @@ static int interpret(VM *vm) {
       if (!t) st_panic("no BlockClosure>>value");
       goto activate;
     }
-    if (st_unlikely(!st_frame_room(
-            P, f + 1, sp + bm->ncopied + bm->ntemps + bm->maxstack)))
-      goto overflow;
+    Value *top = sp + bm->ncopied + bm->ntemps + bm->maxstack;
+    if (st_unlikely(!st_frame_room(vm, P, f + 1, top))) {
+      SAVE();
+      if (!st_call_room(vm, f + 1, top)) return 1;
+    }
     f = st_push_block(vm, f, ip, &sp, rcv, bm, na);
     m = bm;
     base = f->base;
@@ -730,28 +744,30 @@ static int interpret(VM *vm) {
     vmbreak;
   }
   ret:
-    /* Return res from frame f to its caller. */
-    POLL();
+    /* Return res from frame f to its caller. The test for the process's
+    ** first frame is also the return's poll point (call.h). */
+    if (st_unlikely(st_frame_last(vm, f))) {
+      SAVE();
+      if (st_call_last(vm)) {
+        /* Back at the bottom of the process. */
+        sp = base;
+        *sp++ = res;
+        f--;
+        SAVE();
+        switch (st_call_bottom(vm)) {
+        case ST_GO_DONE: return 0;
+        case ST_GO_RELOAD: LOAD(); vmbreak;
+        default: return 1;
+        }
+      }
+    }
     sp = base;
     *sp++ = res;
     f--;
-    if (st_unlikely(f->m == NULL)) {
-      /* Back at the bottom of a process. */
-      SAVE();
-      switch (st_call_bottom(vm)) {
-      case ST_GO_DONE: return 0;
-      case ST_GO_RELOAD: LOAD(); vmbreak;
-      default: return 1;
-      }
-    }
     m = f->m;
     base = f->base;
     ip = f->ip;
     vmbreak;
-  overflow:
-    SAVE();
-    st_call_overflow(vm);
-    return 1;
   control : {
     /* A block's value runs here; the other control primitives in call.c,
     ** which answers where to go on. */

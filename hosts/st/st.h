@@ -308,6 +308,10 @@ typedef struct VM {
   uint64_t serial;       /* activation serial counter */
   uint64_t slice_ns;     /* time-slice length */
   uint64_t slice_end;    /* when the running process's slice expires */
+  /* The running process's frames_end and frames + 1 (its first frame),
+  ** read by the send's room check and the return's bottom check; the
+  ** profiler trips them when a sample falls due (call.h). */
+  uintptr_t flimit, fstop;
   int icount;            /* interrupt-check countdown */
   int ticks;             /* checks since the last full interrupt check */
   int idle;              /* sleeping until a Delay fires */
