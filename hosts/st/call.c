@@ -156,10 +156,10 @@ static void words_poll(VM *vm) {
 
 static void overflow(VM *vm);
 
-int st_call_room(VM *vm, const Frame *nf, const Value *top) {
+int st_call_room(VM *vm, size_t n) {
   Proc *P = vm->cur;
   words_poll(vm);
-  if (nf < P->frames_end && top < P->stack_end) return 1;
+  if (P->f + 1 < P->frames_end && P->sp + n < P->stack_end) return 1;
   overflow(vm);
   return 0;
 }

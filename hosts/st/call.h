@@ -144,9 +144,10 @@ static inline Frame *st_push_block(VM *vm, Frame *f, const Instr *ip,
 void st_call_words(VM *vm);
 
 /* The slow path of st_frame_room, state saved: take a sample that fell
-** due, then check the room for real. Returns 1 if the frame fits; else
-** reports the stack overflow and stops the run (0). */
-int st_call_room(VM *vm, const Frame *nf, const Value *top);
+** due, then check the room for real for a frame above the top one whose
+** values reach n above the saved stack top. Returns 1 if the frame fits;
+** else reports the stack overflow and stops the run (0). */
+int st_call_room(VM *vm, size_t n);
 
 /* The slow path of st_frame_last, state saved (P->f returns): take a
 ** sample that fell due; returns whether P->f is the process's first

@@ -116,6 +116,16 @@
     }                                                                     \
   } while (0)
 
+/* Reload the top frame's state saved by SAVE, after a slow path that
+** cannot change it: nothing of the fast path then lives across the call
+** (which would cost the fast path spills and moves). */
+#define RELOAD_TOP()                                                      \
+  do {                                                                    \
+    f = P->f;                                                             \
+    sp = P->sp;                                                           \
+    ip = f->ip;                                                           \
+  } while (0)
+
 /* Take the send's operands back from sc after an out-of-line part of the
 ** call protocol (call.c). */
 #define CALL_IN()                                                         \
@@ -711,7 +721,8 @@ static int interpret(VM *vm) {
     if (st_unlikely(
             !st_frame_room(vm, P, f + 1, sp + t->ntemps + t->maxstack))) {
       SAVE();
-      if (!st_call_room(vm, f + 1, sp + t->ntemps + t->maxstack)) return 1;
+      if (!st_call_room(vm, (size_t)t->ntemps + t->maxstack)) return 1;
+      RELOAD_TOP();
     }
     f = st_push_method(vm, f, ip, &sp, t, na);
     m = t;
@@ -731,10 +742,12 @@ static int interpret(VM *vm) {
       if (!t) st_panic("no BlockClosure>>value");
       goto activate;
     }
-    Value *top = sp + bm->ncopied + bm->ntemps + bm->maxstack;
-    if (st_unlikely(!st_frame_room(vm, P, f + 1, top))) {
+    if (st_unlikely(!st_frame_room(
+            vm, P, f + 1, sp + bm->ncopied + bm->ntemps + bm->maxstack))) {
       SAVE();
-      if (!st_call_room(vm, f + 1, top)) return 1;
+      if (!st_call_room(vm, (size_t)bm->ncopied + bm->ntemps + bm->maxstack))
+        return 1;
+      RELOAD_TOP();
     }
     f = st_push_block(vm, f, ip, &sp, rcv, bm, na);
     m = bm;
@@ -747,8 +760,16 @@ static int interpret(VM *vm) {
     /* Return res from frame f to its caller. The test for the process's
     ** first frame is also the return's poll point (call.h). */
     if (st_unlikely(st_frame_last(vm, f))) {
+      /* res waits on the stack and the state is reloaded after the call,
+      ** so that nothing of the fast path lives across it (which would
+      ** cost the fast path spills). */
+      *sp++ = res;
       SAVE();
-      if (st_call_last(vm)) {
+      int last = st_call_last(vm);
+      RELOAD_TOP();
+      base = f->base;
+      res = *--sp;
+      if (last) {
         /* Back at the bottom of the process. */
         sp = base;
         *sp++ = res;
