@@ -13,6 +13,11 @@
 
 #include "hosts/st/call.h"
 #include "hosts/st/interp.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/symbols.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/proc.h"
+#include "hosts/st/primtab.h"
 
 #include <stdlib.h>
 

@@ -29,6 +29,10 @@
 #include "hosts/st/interp.h"
 
 #include "hosts/st/call.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/proc.h"
+#include "hosts/st/primtab.h"
 
 
 /* ===================================================================== */

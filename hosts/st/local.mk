@@ -6,8 +6,10 @@
 # installed $(pkgdatadir)/kernel.
 
 st_vm_sources = hosts/st/st.h hosts/st/stprof.h hosts/st/stvm.h \
-	hosts/st/parse.h hosts/st/compile.h hosts/st/interp.h \
-	hosts/st/call.h hosts/st/prims.h hosts/st/lint.h \
+	hosts/st/heap.h hosts/st/symbols.h hosts/st/classes.h \
+	hosts/st/parse.h hosts/st/compile.h hosts/st/loader.h \
+	hosts/st/interp.h hosts/st/call.h hosts/st/proc.h \
+	hosts/st/primtab.h hosts/st/prims.h hosts/st/lint.h \
 	hosts/st/heap.c hosts/st/symbols.c hosts/st/classes.c hosts/st/lex.c \
 	hosts/st/parse.c hosts/st/scope.c hosts/st/compile.c \
 	hosts/st/loader.c \

@@ -16,8 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "hosts/st/interp.h"
 #include "hosts/st/lint.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/proc.h"
+#include "hosts/st/primtab.h"
 
 uint64_t st_fixed_slots(VM *vm, Value v) {
   return OBJ(v)->fmt == FMT_PTR ? vm->classes[OBJ(v)->cls].ninst : 0;

@@ -11,7 +11,9 @@
 #include "config.h"
 
 #include "hosts/st/call.h"
-#include "hosts/st/interp.h"
+#include "hosts/st/symbols.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/proc.h"
 
 #include <spyon/report.h>
 
