@@ -365,6 +365,9 @@ StGo st_call_control(VM *vm, int ctl, StCall *c) {
 void st_call_check(const VM *vm, const Proc *p) {
   (void)vm;
   (void)p;
+  st_assert(vm->cur == p);
+  st_assert(vm->flimit == (uintptr_t)p->frames_end ||
+            vm->flimit == ST_TRIP_FLIMIT);
   st_assert(p->frames[0].m == NULL);
   st_assert(p->f >= p->frames && p->f < p->frames_end);
   st_assert(p->sp >= p->stack && p->sp <= p->stack_end);

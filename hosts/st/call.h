@@ -105,6 +105,7 @@ static inline Frame *st_push_method(VM *vm, Frame *f, const Instr *ip,
   Value *sp = *spp;
   Frame *nf = f + 1;
   st_assert(t->nargs == na && t->code != NULL);
+  st_assert(sp - na - 1 >= f->base && f->m != NULL);
   f->ip = ip;
   nf->base = sp - na - 1;
   nf->m = t;
@@ -124,7 +125,8 @@ static inline Frame *st_push_block(VM *vm, Frame *f, const Instr *ip,
                                    int na) {
   Value *sp = *spp;
   Frame *nf = f + 1;
-  st_assert(bm->nargs == na);
+  st_assert(bm->nargs == na && sp - na - 1 >= f->base);
+  st_assert(IS_PTR(cl) && OBJ(cl)->cls == CID_BLOCK);
   f->ip = ip;
   nf->base = sp - na - 1;
   nf->base[0] = SLOTS(cl)[BLK_RECEIVER];

@@ -76,6 +76,7 @@
     base = f->base;                                                       \
     sv = vm->prof.v;                                                      \
     st_call_words(vm);                                                    \
+    if (ST_CHECKS) st_call_check(vm, P);                                  \
   } while (0)
 
 /* Interrupt check: one countdown in the hot path, at method activation
@@ -715,7 +716,10 @@ static int interpret(VM *vm) {
       const PrimDef *pd = st_prim(t->prim);
       if (pd->ctl) goto control;
       SAVE();
+      /* The primitive boundary: what goes in and comes out is sane. */
+      st_assert(st_values_ok(vm, sp - na - 1, na + 1));
       if (pd->fn(vm, sp - na - 1, na, &res) == PRIM_OK) {
+        st_assert(st_value_ok(vm, res));
         sp -= na;
         sp[-1] = res;
         vmbreak;

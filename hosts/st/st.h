@@ -44,8 +44,10 @@
 ** ones use _Static_assert. */
 #if !defined(__OPTIMIZE__) || defined(ST_DEBUG)
 #include <assert.h>
+#define ST_CHECKS 1
 #define st_assert(c) assert(c)
 #else
+#define ST_CHECKS 0
 #define st_assert(c) ((void)0)
 #endif
 
@@ -352,6 +354,20 @@ enum {
 #define TRUE_V (vm->vtrue)
 #define FALSE_V (vm->vfalse)
 #define BOOL(c) ((c) ? vm->vtrue : vm->vfalse)
+
+/* A value's sanity, for assertions: a SmallInteger or a Character, or a
+** pointer to an object whose header names a class that exists and a known
+** format. */
+static inline int st_value_ok(const VM *vm, Value v) {
+  if (!IS_PTR(v)) return 1;
+  return v != 0 && OBJ(v)->cls < vm->nclasses && OBJ(v)->fmt <= FMT_BYTES;
+}
+
+static inline int st_values_ok(const VM *vm, const Value *v, int n) {
+  for (int k = 0; k < n; k++)
+    if (!st_value_ok(vm, v[k])) return 0;
+  return 1;
+}
 
 static inline uint32_t st_cid(const VM *vm, Value v) {
   (void)vm;
