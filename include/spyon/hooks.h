@@ -17,7 +17,9 @@
 **                        (before the frame is popped), and backward jumps.
 **                        A due sample is taken at the next poll and charged
 **                        to what runs there: a poll that comes late charges
-**                        one method's time to another (skid).
+**                        one method's time to another (skid). Trip words
+**                        (below) make these polls free where the host
+**                        already checks a limit.
 **   spy_prim_begin..end  around every non-trivial primitive; n operand sizes
 **                        (0..4) are recorded for cost fitting. The time
 **                        between them is charged to the primitive, never to
