@@ -27,16 +27,6 @@
 
 #include "hosts/st/st.h"
 
-/* A send's operands, for the out-of-line parts of the protocol. The loop
-** keeps them in locals and copies them in and out around those calls. */
-typedef struct StCall {
-  Value *sp;  /* the value stack's top */
-  Method *t;  /* the method to run */
-  Value rcv;  /* the receiver (a block's value: the BlockClosure) */
-  int na;     /* arguments on the stack above the receiver */
-  Value res;  /* a return's value */
-  Frame *to;  /* the frame a return or restart goes to */
-} StCall;
 
 /* What the loop does after an out-of-line part of the protocol. */
 typedef enum StGo {

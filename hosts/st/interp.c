@@ -131,14 +131,14 @@
     ip = f->ip;                                                           \
   } while (0)
 
-/* Take the send's operands back from sc after an out-of-line part of the
+/* Take the send's operands back from vm->sc after an out-of-line part of the
 ** call protocol (call.c). */
 #define CALL_IN()                                                         \
   do {                                                                    \
-    sp = sc.sp;                                                            \
-    t = sc.t;                                                              \
-    rcv = sc.rcv;                                                          \
-    na = sc.na;                                                            \
+    sp = vm->sc.sp;                                                            \
+    t = vm->sc.t;                                                              \
+    rcv = vm->sc.rcv;                                                          \
+    na = vm->sc.na;                                                            \
   } while (0)
 
 #define PUSH(v) (*sp++ = (v))
@@ -193,7 +193,6 @@ static int interpret(VM *vm) {
   Value rcv, res;
   int na;
   uint32_t cid;
-  StCall sc; /* the operands' copy for call.c */
   LOAD();
   for (;;) {
     vmfetch();
@@ -234,8 +233,8 @@ static int interpret(VM *vm) {
         Value b = m->lits[ARG(i)];
         res = SLOTS(b)[ASSOC_VALUE];
         if (st_unlikely(res == vm->unbound)) {
-          sc.sp = sp;
-          st_call_undeclared(vm, b, &sc);
+          vm->sc.sp = sp;
+          st_call_undeclared(vm, b, &vm->sc);
           CALL_IN();
           goto activate;
         }
@@ -561,15 +560,15 @@ static int interpret(VM *vm) {
       }
       vmcase(OP_NLR) {
         SAVE();
-        sc.sp = sp;
-        sc.res = sp[-1];
-        if (st_call_nlr(vm, f, &sc) == ST_GO_CALL) {
+        vm->sc.sp = sp;
+        vm->sc.res = sp[-1];
+        if (st_call_nlr(vm, f, &vm->sc) == ST_GO_CALL) {
           CALL_IN();
           goto call;
         }
-        f = sc.to;
+        f = vm->sc.to;
         base = f->base;
-        res = sc.res;
+        res = vm->sc.res;
         goto ret;
       }
       vmcase(OP_CLOSURE) {
@@ -672,13 +671,13 @@ static int interpret(VM *vm) {
       vmcase(OP_PRIMSTEP) {
         /* The frame of sort: with a block (call.c). */
         SAVE();
-        sc.sp = sp;
-        if (st_call_sort_step(vm, f, &sc) == ST_GO_BLOCK) {
+        vm->sc.sp = sp;
+        if (st_call_sort_step(vm, f, &vm->sc) == ST_GO_BLOCK) {
           CALL_IN();
           ip = f->ip;
           goto block_value;
         }
-        res = sc.res;
+        res = vm->sc.res;
         goto ret;
       }
       vmcase(OP_MKARRAY) {
@@ -698,16 +697,16 @@ static int interpret(VM *vm) {
     /* The call protocol (call.h): sends, block values, returns           */
     /* ----------------------------------------------------------------- */
   dnu:
-    sc.sp = sp;
-    sc.na = na;
-    sc.rcv = rcv;
-    st_call_dnu(vm, cs->sel, cid, &sc);
+    vm->sc.sp = sp;
+    vm->sc.na = na;
+    vm->sc.rcv = rcv;
+    st_call_dnu(vm, cs->sel, cid, &vm->sc);
     CALL_IN();
     goto call;
   not_boolean:
     /* The send returns to the jump itself, which then tests the answer. */
-    sc.sp = sp;
-    st_call_not_boolean(vm, &sc);
+    vm->sc.sp = sp;
+    st_call_not_boolean(vm, &vm->sc);
     CALL_IN();
     ip--;
     goto call;
@@ -806,20 +805,20 @@ static int interpret(VM *vm) {
       goto activate;
     }
     SAVE();
-    sc.sp = sp;
-    sc.t = t;
-    sc.rcv = rcv;
-    sc.na = na;
-    StGo go = st_call_control(vm, ctl, &sc);
+    vm->sc.sp = sp;
+    vm->sc.t = t;
+    vm->sc.rcv = rcv;
+    vm->sc.na = na;
+    StGo go = st_call_control(vm, ctl, &vm->sc);
     CALL_IN();
     switch (go) {
     case ST_GO_CALL: goto call;
     case ST_GO_ACTIVATE: goto activate;
     case ST_GO_BLOCK: goto block_value;
     case ST_GO_RETURN:
-      f = sc.to;
+      f = vm->sc.to;
       base = f->base;
-      res = sc.res;
+      res = vm->sc.res;
       goto ret;
     case ST_GO_RESTART:
       LOAD();

@@ -32,7 +32,12 @@ enum {
 };
 
 int st_prim_index(const char *name);
-const PrimDef *st_prim(int index);
+/* The table, indexed by primitive number (st_prim_index); inline, since
+** every send of a primitive method reads it. */
+extern const PrimDef st_prim_table[];
+static inline const PrimDef *st_prim(int index) {
+  return &st_prim_table[index];
+}
 
 /* Large integers (primlint.c). */
 Value st_int_from_i64(VM *vm, int64_t i);

@@ -283,6 +283,18 @@ typedef struct Timer {
 /* The VM                                                                */
 /* ===================================================================== */
 
+/* A send's operands, for the out-of-line parts of the call protocol
+** (call.h). The loop keeps them in locals and copies them in and out of
+** vm->sc around those calls. */
+typedef struct StCall {
+  Value *sp;  /* the value stack's top */
+  Method *t;  /* the method to run */
+  Value rcv;  /* the receiver (a block's value: the BlockClosure) */
+  int na;     /* arguments on the stack above the receiver */
+  Value res;  /* a return's value */
+  Frame *to;  /* the frame a return or restart goes to */
+} StCall;
+
 typedef struct Heap Heap;
 typedef struct SymTab SymTab;
 
@@ -339,7 +351,8 @@ typedef struct VM {
   char *kernel_dir;
   char **files;          /* source file names (methods point at them) */
   uint32_t nfiles;
-  Method *sort_driver;   /* the frame of sort: with a block (interp.c) */
+  Method *sort_driver;   /* the frame of sort: with a block (call.c) */
+  StCall sc;             /* a send's operands for call.c (interp.c) */
   /* Profiler glue (stprof.c). */
   StProf prof;
 } VM;
