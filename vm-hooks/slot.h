@@ -189,6 +189,7 @@ struct spy_vm {
   uintptr_t *trip_word[SPY_TRIP_MAX];
   uintptr_t trip_value[SPY_TRIP_MAX];
   atomic_uint trip_n;
+  atomic_uint trip_marking;  /* marks being made (spyH_raise) */
   atomic_uint_least64_t cpu_origin; /* CPU clock: the thread's CPU ticks at
                                        the run's start (or its attach) */
   atomic_uint_least64_t gc_count, gc_ticks, gc_max;

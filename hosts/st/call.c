@@ -151,19 +151,25 @@ void st_call_words(VM *vm) {
   spy_trip_rearm(vm->prof.v);
 }
 
-/* A word was tripped (or the check failed for real): restore the words,
-** then take the sample if one is due (the order matters: spyon/hooks.h).
-** The frame state is saved. */
-static void words_poll(VM *vm) {
-  words_restore(vm);
-  if (spy_trip_due(vm->prof.v)) st_prof_poll(vm);
+/* A word was tripped (or the check failed for real), state saved: take a
+** due sample; restore the words unless a mark is being made (then the
+** next check takes it: spyon/hooks.h). */
+void st_call_poll(VM *vm) {
+  switch (spy_trip_state(vm->prof.v)) {
+  case SPY_TRIP_TAKE:
+    words_restore(vm);
+    st_prof_poll(vm);
+    break;
+  case SPY_TRIP_RESTORE: words_restore(vm); break;
+  default: break;
+  }
 }
 
 static void overflow(VM *vm);
 
 int st_call_room(VM *vm, size_t n) {
   Proc *P = vm->cur;
-  words_poll(vm);
+  st_call_poll(vm);
   if (P->f + 1 < P->frames_end && P->sp + n < P->stack_end) return 1;
   overflow(vm);
   return 0;
@@ -171,7 +177,7 @@ int st_call_room(VM *vm, size_t n) {
 
 int st_call_last(VM *vm) {
   Proc *P = vm->cur;
-  words_poll(vm);
+  st_call_poll(vm);
   st_assert(P->f > P->frames);
   return P->f == P->frames + 1;
 }

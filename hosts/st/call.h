@@ -135,6 +135,10 @@ static inline Frame *st_push_block(VM *vm, Frame *f, const Instr *ip,
 ** switch, and at the loop's start), tripped again if a sample is due. */
 void st_call_words(VM *vm);
 
+/* A poll point without a check of its own (a loop's interrupt check),
+** state saved: take a due sample and restore the words. */
+void st_call_poll(VM *vm);
+
 /* The slow path of st_frame_room, state saved: take a sample that fell
 ** due, then check the room for real for a frame above the top one whose
 ** values reach n above the saved stack top. Returns 1 if the frame fits;

@@ -103,7 +103,7 @@
   do {                                                                    \
     if (st_unlikely(--vm->icount < 0)) {                                  \
       SAVE();                                                             \
-      st_prof_poll(vm);                                                   \
+      st_call_poll(vm);                                                   \
       st_interrupt(vm);                                                   \
       if (vm->stopping) return 1;                                         \
       if (st_unlikely(vm->cur != P)) LOAD();                              \

@@ -162,16 +162,23 @@ static inline void spy_stack_skip(spy_stack *s, uint64_t n) {
 ** with a trip value that makes the check fail: whenever a sample is
 ** marked due on v (from the sampler thread, a signal handler or
 ** spy_tick), the marking side stores the trip value into every
-** registered word after setting the mark. The check's slow path then
-**   1. stores the word's normal value back with spy_trip_store (for every
-**      registered word),
-**   2. if spy_trip_due(v), saves the frame state and calls spy_poll_take,
-**   3. goes on with the check's own test against the normal value.
+** registered word, before setting the mark and again after. The check's
+** slow path then
+**   1. asks spy_trip_state(v): SPY_TRIP_TAKE (a sample is due: store
+**      every word's normal value back with spy_trip_store, save the frame
+**      state, call spy_poll_take), SPY_TRIP_RESTORE (nothing is due, the
+**      trip is stale: store the normal values back) or SPY_TRIP_WAIT (a
+**      mark is being made: leave the words tripped, so that the next check
+**      takes it even if the marking thread is preempted between its
+**      stores);
+**   2. goes on with the check's own test against the normal value.
 ** That is the poll, skid-free as spy_poll at the same places, at no cost
 ** while no sample is due (the safepoint trick of V8's stack limit and the
 ** JVM's polling page). A host that changes a word's normal value (another
 ** process's limits after a switch) stores it with spy_trip_store and then
 ** calls spy_trip_rearm, which trips the words again if a mark is pending.
+** Other hooks may take a mark (a primitive's begin, say) and leave the
+** words tripped: the next check's slow path finds SPY_TRIP_RESTORE.
 ** Read the words in the hot path with spy_trip_load (a relaxed atomic
 ** load: a plain load in the machine code). Polls where no such check
 ** exists (backward jumps) stay spy_poll.
@@ -184,6 +191,17 @@ static inline void spy_stack_skip(spy_stack *s, uint64_t n) {
 ** 0, SPY_EINVAL (NULL word, or v is the stopped stand-in) or SPY_EFULL
 ** (SPY_TRIP_MAX words registered already). */
 SPY_API int spy_trip_word(spy_vm *v, uintptr_t *word, uintptr_t trip);
+
+/* In the slow path of a tripped check: what to do (above). Any v,
+** including the stopped stand-in (always SPY_TRIP_RESTORE).
+** spy_trip_rearm: the host stored new normal values in its words; trip
+** them again if a sample is due; returns whether one is. (Both are
+** inline stand-ins under SPY_DISABLE, below.) */
+enum { SPY_TRIP_RESTORE = 0, SPY_TRIP_TAKE = 1, SPY_TRIP_WAIT = 2 };
+#ifndef SPY_DISABLE
+SPY_API int spy_trip_state(spy_vm *v);
+SPY_API int spy_trip_rearm(spy_vm *v);
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 static inline uintptr_t spy_trip_load(const uintptr_t *word) {
@@ -220,7 +238,6 @@ SPY_API void spy_gc_end_slow_(spy_vm *v);
 SPY_API void spy_region_begin_slow_(spy_vm *v, int region);
 SPY_API void spy_region_end_slow_(spy_vm *v);
 SPY_API void spy_tick_slow_(spy_vm *v);
-SPY_API int spy_trip_rearm_(spy_vm *v);
 
 /* ------------------------------------------------------------------------
 ** The hooks
@@ -251,22 +268,6 @@ static inline int spy_poll_due(spy_vm *v) {
   return SPY_LOAD_RELAXED_(&SPY_HOT_(v)->trap_);
 }
 static inline void spy_poll_take(spy_vm *v) { spy_poll_slow_(v); }
-
-/* Trip words (above): is a sample due, read after the words were restored
-** with spy_trip_store? Sequentially consistent: one load on x86. */
-static inline int spy_trip_due(spy_vm *v) {
-#if defined(__GNUC__) || defined(__clang__)
-  return __atomic_load_n(&SPY_HOT_(v)->trap_, __ATOMIC_SEQ_CST);
-#else
-  return *(volatile int *)&SPY_HOT_(v)->trap_;
-#endif
-}
-
-/* Trip words: the host stored new normal values; trip them again if a
-** sample is due. Returns spy_trip_due(v). */
-static inline int spy_trip_rearm(spy_vm *v) {
-  return spy_trip_due(v) ? spy_trip_rearm_(v) : 0;
-}
 
 /* Enter primitive prim (an id from spy_prim_register) with 0..4 operand
 ** sizes (their meaning is the one named at registration). */
@@ -370,7 +371,7 @@ static inline int spy_profiling(spy_vm *v) { (void)v; return 0; }
 static inline void spy_poll(spy_vm *v) { (void)v; }
 static inline int spy_poll_due(spy_vm *v) { (void)v; return 0; }
 static inline void spy_poll_take(spy_vm *v) { (void)v; }
-static inline int spy_trip_due(spy_vm *v) { (void)v; return 0; }
+static inline int spy_trip_state(spy_vm *v) { (void)v; return SPY_TRIP_RESTORE; }
 static inline int spy_trip_rearm(spy_vm *v) { (void)v; return 0; }
 static inline void spy_prim_begin(spy_vm *v, int p) { (void)v; (void)p; }
 static inline void spy_prim_begin1(spy_vm *v, int p, uint64_t a) {
