@@ -5,7 +5,9 @@ tests_runner_SOURCES = tests/runner.c tests/test.h \
 	tests/test_contract.c \
 	tests/test_profile.c tests/test_profile.h tests/test_profile_bad.c \
 	tests/test_report.c tests/test_cost.c tests/test_cost.h \
-	tests/test_cost_fit.c tests/test_st.c tests/test_native.c \
+	tests/test_cost_fit.c tests/test_st.c tests/test_st.h \
+	tests/test_st_prof.c tests/test_st_cli.c tests/test_st_hostile.c \
+	tests/test_native.c \
 	tests/test_cli.c \
 	tests/test_export.c tests/test_report.h tests/test_json.c \
 	tests/test_runner.c \

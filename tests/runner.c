@@ -35,7 +35,8 @@
 #include <unistd.h>
 
 extern const struct spy_test t_core[], t_core_exact[], t_profile[],
-    t_profile_bad[], t_report[], t_cost[], t_st[], t_native[], t_contract[],
+    t_profile_bad[], t_report[], t_cost[], t_st[], t_st_prof[], t_st_cli[],
+    t_st_hostile[], t_native[], t_contract[],
     t_cli[], t_export[], t_tui[], t_json[], t_runner[], t_selftest[], t_mark[], t_lua[],
     t_arch[], t_steps[];
 
@@ -58,7 +59,10 @@ static const struct {
   {"profile", t_profile_bad, NULL, 0},
   {"report", t_report, NULL, 0},
   {"cost", t_cost, NULL, 0},
-  {"st", t_st, "e2e_ sigint overhead_", 0},
+  {"st", t_st, NULL, 0},
+  {"st", t_st_hostile, NULL, 0},
+  {"st", t_st_prof, "e2e_", 0},
+  {"st", t_st_cli, "sigint overhead_", 0},
   {"native", t_native, "breakdown", 0},
   {"tui", t_tui, "", 0},
   {"cli", t_cli, NULL, 0},

@@ -23,6 +23,10 @@
 ** quickly followed by a restart; the thread turns itself quiet when it
 ** settles (spyH_go_quiet), unless a new run has begun meanwhile.
 **
+** A host may also register words of its own (spy_trip_word) that the
+** marking side sets with every trap (spyH_raise), so that a check the host
+** makes anyway doubles as the poll.
+**
 ** Writers: spyH_mark and spyH_stop_remote (marking side / controlling
 ** thread). Readers: spyH_take, spyH_marked_upto, spyH_take_final
 ** (interpreter thread). Nothing else touches trap, marked_upto or
@@ -35,10 +39,37 @@
 
 /* ---- the marking side -------------------------------------------------- */
 
+/* Set v's trap, tripping the host's words (spy_trip_word) before and
+** after: a host that finds a word tripped while a mark is being made
+** (trip_marking) but no trap yet leaves its words tripped, so it takes the
+** mark at its first check after the trap is set even if this thread is
+** preempted between its stores (under load that can last milliseconds);
+** one that restored its words just before the trap was set finds them
+** tripped again by the second pass. Sequentially consistent, as the
+** host's restore (spy_trip_store) and spy_trip_state. Async-signal-safe
+** (atomic operations only). */
+static inline void spyH_trip_words(spy_vm *v, unsigned n) {
+  for (unsigned i = 0; i < n && i < SPY_TRIP_MAX; i++)
+    __atomic_store_n(v->trip_word[i], v->trip_value[i], __ATOMIC_SEQ_CST);
+}
+
+static inline void spyH_raise(spy_vm *v) {
+  unsigned n = atomic_load_explicit(&v->trip_n, memory_order_acquire);
+  if (n) {
+    atomic_fetch_add_explicit(&v->trip_marking, 1, memory_order_seq_cst);
+    spyH_trip_words(v, n);
+  }
+  __atomic_store_n(&v->hot.trap_, 1, __ATOMIC_SEQ_CST);
+  if (n) {
+    spyH_trip_words(v, n);
+    atomic_fetch_sub_explicit(&v->trip_marking, 1, memory_order_seq_cst);
+  }
+}
+
 /* A grid point has passed: mark v's sample due as of `now` (ticks). */
 static inline void spyH_mark(spy_vm *v, uint64_t now) {
   atomic_store_explicit(&v->marked_upto, now, memory_order_release);
-  __atomic_store_n(&v->hot.trap_, 1, __ATOMIC_RELEASE);
+  spyH_raise(v);
 }
 
 /* Whether v still holds an unconsumed mark (marking side: a busy thread is
@@ -54,7 +85,7 @@ static inline void spyH_stop_remote(spy_vm *v, uint64_t at, uint64_t epoch,
   atomic_store_explicit(&v->stop_epoch, epoch, memory_order_relaxed);
   atomic_store_explicit(&v->stop_origin, origin, memory_order_relaxed);
   atomic_store_explicit(&v->final_at, at, memory_order_relaxed);
-  __atomic_store_n(&v->hot.trap_, 1, __ATOMIC_RELEASE);
+  spyH_raise(v);
 }
 
 static inline int spyH_active(spy_vm *v) {

@@ -799,6 +799,37 @@ void spy_process_switch_slow_(spy_vm *v, uint64_t pid) {
   add(&v->hook_ticks, spyH_now() - t0);
 }
 
+/* ------------------------------------------------------------------------
+** Trip words (spy_trip_word in <spyon/hooks.h>; the marking side's half is
+** spyH_raise in vm-hooks/due.h)
+** --------------------------------------------------------------------- */
+
+int spy_trip_word(spy_vm *v, uintptr_t *word, uintptr_t trip) {
+  if (!v || !word || spyH_is_stopped_vm(v)) return SPY_EINVAL;
+  unsigned n = atomic_load_explicit(&v->trip_n, memory_order_relaxed);
+  if (n >= SPY_TRIP_MAX) return SPY_EFULL;
+  v->trip_word[n] = word;
+  v->trip_value[n] = trip;
+  atomic_store_explicit(&v->trip_n, n + 1, memory_order_release);
+  if (__atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST))
+    spy_trip_store(word, trip); /* a mark is pending */
+  return 0;
+}
+
+int spy_trip_state(spy_vm *v) {
+  if (__atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST)) return SPY_TRIP_TAKE;
+  if (atomic_load_explicit(&v->trip_marking, memory_order_seq_cst))
+    return SPY_TRIP_WAIT;
+  return SPY_TRIP_RESTORE;
+}
+
+int spy_trip_rearm(spy_vm *v) {
+  if (!__atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST)) return 0;
+  if (spyH_is_stopped_vm(v)) return 1;
+  spyH_trip_words(v, atomic_load_explicit(&v->trip_n, memory_order_relaxed));
+  return 1;
+}
+
 void spy_process_end(spy_vm *v, uint64_t pid) {
   if (!v || spyH_is_stopped_vm(v)) return;
   spyH_saved *s = find_saved(v, pid);

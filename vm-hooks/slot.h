@@ -189,6 +189,13 @@ struct spy_vm {
   timer_t native_timer;
   int native_timer_ok;
   struct spyH_marker *marker; /* vm-hooks/mark.h (the profiler's) */
+  /* Trip words (spy_trip_word): the host's own check words the marking
+  ** side sets with every mark (vm-hooks/due.h). Registered by v's thread:
+  ** word and value first, then trip_n (release). */
+  uintptr_t *trip_word[SPY_TRIP_MAX];
+  uintptr_t trip_value[SPY_TRIP_MAX];
+  atomic_uint trip_n;
+  atomic_uint trip_marking;  /* marks being made (spyH_raise) */
   atomic_uint_least64_t cpu_origin; /* CPU clock: the thread's CPU ticks at
                                        the run's start (or its attach) */
   /* The thread's CPU time noted by the sampler at its drains, for telling

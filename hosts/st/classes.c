@@ -12,6 +12,9 @@
 #include "config.h"
 
 #include "hosts/st/st.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/symbols.h"
+#include "hosts/st/classes.h"
 
 #include <stdlib.h>
 #include <string.h>

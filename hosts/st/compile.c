@@ -12,6 +12,10 @@
 
 #include "hosts/st/compile.h"
 #include "hosts/st/lint.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/symbols.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/primtab.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "hosts/st/interp.h"
 #include "hosts/st/stvm.h"
+#include "hosts/st/loader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,6 +13,8 @@
 #include "config.h"
 
 #include "hosts/st/st.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/symbols.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,8 +15,11 @@
 ** on a per-process frame stack; the values (receiver, arguments, copied
 ** values, temporaries, operands) on a per-process value stack.
 **
-** Poll points (every send, return and backward jump) are where the
-** profiler takes its samples, behind one load and one predictable branch.
+** Poll points (every send and return) are where the profiler takes its
+** samples, and they cost nothing: the frame room check and the
+** first-frame check the loop makes anyway fail when a sample is due (trip
+** words, call.h). A loop without sends is polled at its interrupt checks
+** (LOOP_CHECK), still in its own method.
 ** Interrupt checks (method activation and backward jumps) are where the
 ** collector may run and where processes are preempted, behind one
 ** countdown and one predictable branch.
@@ -25,8 +28,12 @@
 
 #include "hosts/st/interp.h"
 
-#include <stdlib.h>
-#include <string.h>
+#include "hosts/st/call.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/proc.h"
+#include "hosts/st/primtab.h"
+
 
 /* ===================================================================== */
 /* Dispatch macros                                                       */
@@ -68,6 +75,8 @@
     m = f->m;                                                             \
     base = f->base;                                                       \
     sv = vm->prof.v;                                                      \
+    st_call_words(vm);                                                    \
+    if (ST_CHECKS) st_call_check(vm, P);                                  \
   } while (0)
 
 /* Interrupt check: one countdown in the hot path, at method activation
@@ -85,15 +94,25 @@
     }                                                                     \
   } while (0)
 
-/* Poll point: the profiler takes a due sample here, charged to the code
-** that runs now. Every change of the running method is one (each send,
-** before the callee's frame exists; each return, before the frame is
-** popped) and so is every backward jump, so a sample is never charged to
-** a method that did not run when it fell due: a poll only at activations
-** would charge the time of a method's last stretch (no send, no loop) to
-** whatever is activated next. The hot path is one load of the hook's flag
-** and one predictable branch; the frame state is saved for the walker
-** only when a sample is due. */
+/* The interrupt check of a backward jump, which is also its poll point:
+** a loop that makes no send and no return is polled at every ST_ICOUNT-th
+** check (a few microseconds), in the method whose loop it is, so that its
+** samples are still charged to it (the running method cannot change
+** without a send or a return, which poll) for no cost in the loop. */
+#define LOOP_CHECK()                                                      \
+  do {                                                                    \
+    if (st_unlikely(--vm->icount < 0)) {                                  \
+      SAVE();                                                             \
+      st_call_poll(vm);                                                   \
+      st_interrupt(vm);                                                   \
+      if (vm->stopping) return 1;                                         \
+      if (st_unlikely(vm->cur != P)) LOAD();                              \
+    }                                                                     \
+  } while (0)
+
+/* Poll point where no check of the loop's own can carry it (a restarted
+** frame): one load of the hook's flag and one predictable branch; the
+** frame state is saved for the walker only when a sample is due. */
 #define POLL()                                                            \
   do {                                                                    \
     if (st_unlikely(st_prof_due(sv))) {                                   \
@@ -102,22 +121,32 @@
     }                                                                     \
   } while (0)
 
+/* Reload the top frame's state saved by SAVE, after a slow path that
+** cannot change it: nothing of the fast path then lives across the call
+** (which would cost the fast path spills and moves). */
+#define RELOAD_TOP()                                                      \
+  do {                                                                    \
+    f = P->f;                                                             \
+    sp = P->sp;                                                           \
+    ip = f->ip;                                                           \
+  } while (0)
+
+/* Take the send's operands back from vm->sc after an out-of-line part of the
+** call protocol (call.c). */
+#define CALL_IN()                                                         \
+  do {                                                                    \
+    sp = vm->sc.sp;                                                            \
+    t = vm->sc.t;                                                              \
+    rcv = vm->sc.rcv;                                                          \
+    na = vm->sc.na;                                                            \
+  } while (0)
+
 #define PUSH(v) (*sp++ = (v))
 #define TOP() (sp[-1])
 
 /* ===================================================================== */
 /* Slow paths                                                            */
 /* ===================================================================== */
-
-/* Build a Message for doesNotUnderstand: from the n arguments on top. */
-static Value make_message(VM *vm, Value sel, Value *args, int n) {
-  Value arr = st_new_array(vm, (uint64_t)n);
-  for (int k = 0; k < n; k++) SLOTS(arr)[k] = args[k];
-  Value msg = st_new_slots(vm, CID_MESSAGE, MSG_NSLOTS);
-  SLOTS(msg)[MSG_SELECTOR] = sel;
-  SLOTS(msg)[MSG_ARGS] = arr;
-  return msg;
-}
 
 /* The sign of a to:by:do: step (-1, 0, 1) for the loop test's slow path.
 ** Numbers other than Integers and Floats count as positive (there are no
@@ -132,57 +161,6 @@ static int step_sign(VM *vm, Value st) {
     return d < 0 ? -1 : d > 0;
   }
   return 1;
-}
-
-/* Fatal stack overflow: print where and stop the run. */
-static void stack_overflow(VM *vm) {
-  fflush(stdout);
-  fprintf(stderr, "Error: stack overflow (%ld frames)\n",
-          (long)(vm->cur->f - vm->cur->frames));
-  st_backtrace(vm, vm->cur, stderr);
-  vm->stopping = 1;
-  vm->exit_code = 1;
-}
-
-/* The method of sort:'s frame (OP_PRIMSTEP), made on first use from the
-** kernel method k so that backtraces and profiles name it as k. The
-** walker reports the frame always (the contract asks for the same stack
-** at every hook of one primitive): "Array(ArrayedCollection)>>sort:",
-** the primitive under it, the block's frames under that. MF_DRIVER marks
-** the frames that hold a nesting to unwind to (SB_NEST). */
-static Method *sort_driver(VM *vm, Method *k) {
-  if (vm->sort_driver) return vm->sort_driver;
-  Method *d = st_method_new(vm);
-  d->code = malloc(sizeof(Instr));
-  d->lines = malloc(sizeof(uint32_t));
-  if (!d->code || !d->lines) st_panic("out of memory");
-  d->code[0] = MK_OP(OP_PRIMSTEP, 0);
-  d->lines[0] = (uint32_t)k->line;
-  d->ncode = 1;
-  d->nargs = 1;
-  d->ntemps = SB_NSLOTS - 2;
-  d->maxstack = 4;
-  d->flags = MF_DRIVER;
-  d->sel = k->sel;
-  d->cid = k->cid;
-  d->file = k->file;
-  d->line = k->line;
-  vm->sort_driver = d;
-  return d;
-}
-
-/* A non-local exit (a block's ^, an exception's return: or retry)
-** discards the frames above keep up to top. A primitive frame among them
-** (sort: with a block, left from inside its block) has brackets open in
-** the profiler, its primitive and its callback: close them, and whatever
-** was opened above it, by unwinding to the nesting saved when the lowest
-** such frame began. Called only when some bracket is open. */
-static void unwind_brackets(VM *vm, Frame *top, Frame *keep) {
-  for (Frame *k = keep + 1; k <= top; k++)
-    if ((k->m->flags & MF_DRIVER) && k->base[SB_N] != vm->nil) {
-      spy_nest_unwind(vm->prof.v, (unsigned)INT_VAL(k->base[SB_NEST]));
-      return;
-    }
 }
 
 /* ===================================================================== */
@@ -212,8 +190,7 @@ static int interpret(VM *vm) {
   /* Operands shared by the send paths. */
   Method *t;
   CallSite *cs;
-  Value rcv, res, psel;
-  CallSite perform_site;
+  Value rcv, res;
   int na;
   uint32_t cid;
   LOAD();
@@ -256,13 +233,9 @@ static int interpret(VM *vm) {
         Value b = m->lits[ARG(i)];
         res = SLOTS(b)[ASSOC_VALUE];
         if (st_unlikely(res == vm->unbound)) {
-          /* nil undeclaredVariable: #Name */
-          PUSH(vm->nil);
-          PUSH(SLOTS(b)[ASSOC_KEY]);
-          na = 1;
-          rcv = vm->nil;
-          t = st_lookup_cached(vm, CID_UNDEFINED, vm->specials[SP_UNDECLARED]);
-          if (!t) st_panic("undeclared variable and no handler");
+          vm->sc.sp = sp;
+          st_call_undeclared(vm, b, &vm->sc);
+          CALL_IN();
           goto activate;
         }
         PUSH(res);
@@ -570,8 +543,7 @@ static int interpret(VM *vm) {
       }
       vmcase(OP_LOOP) {
         ip += SARG(i);
-        POLL();
-        INTERRUPT_CHECK();
+        LOOP_CHECK();
         vmbreak;
       }
       vmcase(OP_RETURN) {
@@ -587,41 +559,16 @@ static int interpret(VM *vm) {
         goto ret;
       }
       vmcase(OP_NLR) {
-        res = sp[-1];
-        Value cl = f->closure;
-        Value hp = SLOTS(cl)[BLK_HOMEPROC];
-        intptr_t hidx = INT_VAL(SLOTS(cl)[BLK_HOMEFRAME]);
-        Frame *home = P->frames + hidx;
-        if (hp != P->obj || home > f ||
-            home->serial != (uint64_t)INT_VAL(SLOTS(cl)[BLK_HOMESERIAL])) {
-          /* The home method has returned: closure cannotReturn: value. */
-          sp[-1] = cl;
-          PUSH(res);
-          na = 1;
-          rcv = cl;
-          t = st_lookup_cached(vm, CID_BLOCK, vm->specials[SP_CANNOTRETURN]);
-          if (!t) st_panic("no cannotReturn:");
+        SAVE();
+        vm->sc.sp = sp;
+        vm->sc.res = sp[-1];
+        if (st_call_nlr(vm, f, &vm->sc) == ST_GO_CALL) {
+          CALL_IN();
           goto call;
         }
-        for (Frame *k = f; k > home; k--)
-          if (k->m->flags & MF_UNWIND) {
-            /* Unwind blocks in between: closure nonLocalReturn: v to: i,
-            ** which runs them and then returns from the home frame. */
-            sp[-1] = cl;
-            PUSH(res);
-            PUSH(MK_INT(hidx));
-            na = 2;
-            rcv = cl;
-            t = st_lookup_cached(vm, CID_BLOCK, vm->specials[SP_NLR]);
-            if (!t) st_panic("no nonLocalReturn:to:");
-            goto call;
-          }
-        if (st_unlikely(spy_nest_save(sv))) {
-          SAVE();
-          unwind_brackets(vm, f, home);
-        }
-        f = home;
+        f = vm->sc.to;
         base = f->base;
+        res = vm->sc.res;
         goto ret;
       }
       vmcase(OP_CLOSURE) {
@@ -673,8 +620,7 @@ static int interpret(VM *vm) {
                                     (intptr_t)(int16_t)ARG_B(i) * 2, &r)) {
           base[ARG_A(i)] = (Value)r;
           ip += 1 + (int32_t)*ip;
-          POLL();
-          INTERRUPT_CHECK();
+          LOOP_CHECK();
           vmbreak;
         }
         ip++;
@@ -712,8 +658,7 @@ static int interpret(VM *vm) {
             !__builtin_add_overflow((intptr_t)a, (intptr_t)st - 1, &r)) {
           base[ARG_A(i)] = (Value)r;
           ip += 1 + (int32_t)*ip;
-          POLL();
-          INTERRUPT_CHECK();
+          LOOP_CHECK();
           vmbreak;
         }
         ip++;
@@ -724,36 +669,15 @@ static int interpret(VM *vm) {
         vmbreak;
       }
       vmcase(OP_PRIMSTEP) {
-        /* The frame of sort: with a block (a primitive that calls back):
-        ** run the merge until it needs the block, call the block (its
-        ** return comes back here), and return the receiver when sorted.
-        ** The hooks may walk the stack: the frame state is saved first,
-        ** and the walker sees this frame on top at each of them. */
-        int answer = -1;
-        if (base[SB_N] == vm->nil) {
-          /* The nesting to go back to if the frame is left non-locally. */
-          base[SB_NEST] = MK_INT(spy_nest_save(sv));
-          SAVE();
-          ST_PRIM_BEGIN1(vm, SPYP_SORT_BLOCK, NSLOTS(base[SB_RCV]));
-        } else {
-          answer = *--sp == vm->vtrue;
-          SAVE();
-          spy_callback_end(sv);
-        }
-        Value x, y;
-        if (st_sort_step(vm, base, answer, &x, &y)) {
-          spy_callback_begin(sv);
-          ip = m->code;
-          rcv = base[SB_BLOCK];
-          PUSH(rcv);
-          PUSH(x);
-          PUSH(y);
-          na = 2;
-          t = NULL;
+        /* The frame of sort: with a block (call.c). */
+        SAVE();
+        vm->sc.sp = sp;
+        if (st_call_sort_step(vm, f, &vm->sc) == ST_GO_BLOCK) {
+          CALL_IN();
+          ip = f->ip;
           goto block_value;
         }
-        ST_PRIM_END(vm); /* the state is saved */
-        res = base[SB_RCV];
+        res = vm->sc.res;
         goto ret;
       }
       vmcase(OP_MKARRAY) {
@@ -770,65 +694,51 @@ static int interpret(VM *vm) {
 #endif
 
     /* ----------------------------------------------------------------- */
-    /* Sends                                                             */
+    /* The call protocol (call.h): sends, block values, returns           */
     /* ----------------------------------------------------------------- */
-  dnu : {
-    /* rcv doesNotUnderstand: (Message selector: sel arguments: args) */
-    Value msg = make_message(vm, cs->sel, sp - na, na);
-    sp -= na;
-    PUSH(msg);
-    na = 1;
-    t = st_lookup_cached(vm, cid, vm->specials[SP_DNU]);
-    if (!t) st_panic("doesNotUnderstand: is not understood");
+  dnu:
+    vm->sc.sp = sp;
+    vm->sc.na = na;
+    vm->sc.rcv = rcv;
+    st_call_dnu(vm, cs->sel, cid, &vm->sc);
+    CALL_IN();
     goto call;
-  }
-  not_boolean : {
-    /* The jump's condition was not a Boolean: value mustBeBoolean. The
-    ** send returns to the jump itself, which then tests the answer. */
-    rcv = sp[0];
-    sp++;
+  not_boolean:
+    /* The send returns to the jump itself, which then tests the answer. */
+    vm->sc.sp = sp;
+    st_call_not_boolean(vm, &vm->sc);
+    CALL_IN();
     ip--;
-    na = 0;
-    t = st_lookup_cached(vm, st_cid(vm, rcv), vm->specials[SP_MUSTBEBOOL]);
-    if (!t) st_panic("mustBeBoolean is not understood");
     goto call;
-  }
   call:
-    POLL();
     if (t->prim >= 0) {
       const PrimDef *pd = st_prim(t->prim);
       if (pd->ctl) goto control;
       SAVE();
+      /* The primitive boundary: what goes in and comes out is sane. */
+      st_assert(st_values_ok(vm, sp - na - 1, na + 1));
       if (pd->fn(vm, sp - na - 1, na, &res) == PRIM_OK) {
+        st_assert(st_value_ok(vm, res));
         sp -= na;
         sp[-1] = res;
         vmbreak;
       }
     }
-  activate : {
-    Frame *nf = f + 1;
-    if (st_unlikely(nf >= P->frames_end ||
-                    sp + t->ntemps + t->maxstack >= P->stack_end)) {
+  activate:
+    if (st_unlikely(
+            !st_frame_room(vm, P, f + 1, sp + t->ntemps + t->maxstack))) {
       SAVE();
-      stack_overflow(vm);
-      return 1;
+      if (!st_call_room(vm, (size_t)t->ntemps + t->maxstack)) return 1;
+      RELOAD_TOP();
     }
-    f->ip = ip;
-    nf->base = sp - na - 1;
-    nf->m = t;
-    nf->closure = 0;
-    nf->serial = ++vm->serial;
-    for (int k = t->ntemps; k > 0; k--) *sp++ = vm->nil;
-    f = nf;
+    f = st_push_method(vm, f, ip, &sp, t, na);
     m = t;
     base = f->base;
     ip = t->code;
     INTERRUPT_CHECK();
     vmbreak;
-  }
   block_value : {
     /* rcv (a BlockClosure) value: na arguments. */
-    POLL();
     Method *bm = RAW_PTR(SLOTS(rcv)[BLK_METHOD]);
     if (st_unlikely(bm->nargs != na)) {
       /* Run the value method's fallback code, which reports the error;
@@ -839,160 +749,84 @@ static int interpret(VM *vm) {
       if (!t) st_panic("no BlockClosure>>value");
       goto activate;
     }
-    Frame *nf = f + 1;
-    if (st_unlikely(nf >= P->frames_end ||
-                    sp + bm->ncopied + bm->ntemps + bm->maxstack >=
-                        P->stack_end)) {
+    if (st_unlikely(!st_frame_room(
+            vm, P, f + 1, sp + bm->ncopied + bm->ntemps + bm->maxstack))) {
       SAVE();
-      stack_overflow(vm);
-      return 1;
+      if (!st_call_room(vm, (size_t)bm->ncopied + bm->ntemps + bm->maxstack))
+        return 1;
+      RELOAD_TOP();
     }
-    f->ip = ip;
-    nf->base = sp - na - 1;
-    nf->base[0] = SLOTS(rcv)[BLK_RECEIVER];
-    nf->m = bm;
-    nf->closure = rcv;
-    nf->serial = ++vm->serial;
-    for (int k = 0; k < bm->ncopied; k++)
-      *sp++ = SLOTS(rcv)[BLK_NSLOTS + k];
-    for (int k = bm->ntemps; k > 0; k--) *sp++ = vm->nil;
-    f = nf;
+    f = st_push_block(vm, f, ip, &sp, rcv, bm, na);
     m = bm;
     base = f->base;
     ip = bm->code;
     INTERRUPT_CHECK();
     vmbreak;
   }
-  perform:
-    /* rcv perform: psel with the na arguments on the stack. */
-    cid = st_cid(vm, rcv);
-    t = st_lookup_cached(vm, cid, psel);
-    if (!t) {
-      perform_site.sel = psel;
-      perform_site.nargs = (uint16_t)na;
-      cs = &perform_site;
-      goto dnu;
-    }
-    goto call;
   ret:
-    /* Return res from frame f to its caller. */
-    POLL();
+    /* Return res from frame f to its caller. The test for the process's
+    ** first frame is also the return's poll point (call.h). */
+    if (st_unlikely(st_frame_last(vm, f))) {
+      /* res waits on the stack and the state is reloaded after the call,
+      ** so that nothing of the fast path lives across it (which would
+      ** cost the fast path spills). */
+      *sp++ = res;
+      SAVE();
+      int last = st_call_last(vm);
+      RELOAD_TOP();
+      base = f->base;
+      res = *--sp;
+      if (last) {
+        /* Back at the bottom of the process. */
+        sp = base;
+        *sp++ = res;
+        f--;
+        SAVE();
+        switch (st_call_bottom(vm)) {
+        case ST_GO_DONE: return 0;
+        case ST_GO_RELOAD: LOAD(); vmbreak;
+        default: return 1;
+        }
+      }
+    }
     sp = base;
     *sp++ = res;
     f--;
-    if (st_unlikely(f->m == NULL)) {
-      /* Back at the bottom of a process. */
-      SAVE();
-      if (P == vm->main) return 0;
-      st_proc_finished(vm, P);
-      if (vm->stopping) return 1;
-      LOAD();
-      vmbreak;
-    }
     m = f->m;
     base = f->base;
     ip = f->ip;
     vmbreak;
-
-    /* ----------------------------------------------------------------- */
-    /* Control primitives                                                */
-    /* ----------------------------------------------------------------- */
   control : {
-    int r = st_prim(t->prim)->ctl;
-    switch (r) {
-    case CTL_VALUE:
+    /* A block's value runs here; the other control primitives in call.c,
+    ** which answers where to go on. */
+    int ctl = st_prim(t->prim)->ctl;
+    if (ctl == CTL_VALUE) {
       if (IS_PTR(rcv) && OBJ(rcv)->cls == CID_BLOCK) goto block_value;
       goto activate;
-    case CTL_VALUE_ARGS: {
-      Value arr = sp[-1];
-      if (!IS_PTR(arr) || OBJ(arr)->cls != CID_ARRAY) goto activate;
-      Method *bm = RAW_PTR(SLOTS(rcv)[BLK_METHOD]);
-      uint64_t n = NSLOTS(arr);
-      if (bm->nargs != n || sp + n + 8 >= P->stack_end) goto activate;
-      sp--;
-      for (uint64_t k = 0; k < n; k++) *sp++ = SLOTS(arr)[k];
-      na = (int)n;
-      goto block_value;
     }
-    case CTL_PERFORM:
-      /* rcv perform: sel with: args... */
-      psel = sp[-na];
-      if (!IS_PTR(psel) || OBJ(psel)->cls != CID_SYMBOL ||
-          st_sym_nargs(psel) != na - 1)
-        goto activate;
-      for (int k = -na; k < -1; k++) sp[k] = sp[k + 1];
-      sp--;
-      na--;
-      goto perform;
-    case CTL_PERFORM_ARGS: {
-      Value arr = sp[-1];
-      psel = sp[-2];
-      if (!IS_PTR(psel) || OBJ(psel)->cls != CID_SYMBOL || !IS_PTR(arr) ||
-          OBJ(arr)->cls != CID_ARRAY ||
-          (uint64_t)st_sym_nargs(psel) != NSLOTS(arr) ||
-          sp + NSLOTS(arr) + 8 >= P->stack_end)
-        goto activate;
-      sp -= 2;
-      for (uint64_t k = 0; k < NSLOTS(arr); k++) *sp++ = SLOTS(arr)[k];
-      na = (int)NSLOTS(arr);
-      goto perform;
-    }
-    case CTL_RETURN_FROM: {
-      /* aProcess returnValue: v fromFrame: idx */
-      Value v = sp[-2], x = sp[-1];
-      if (rcv != P->obj || !IS_INT(x) || INT_VAL(x) < 1 ||
-          P->frames + INT_VAL(x) > f)
-        goto activate;
-      res = v;
-      if (spy_nest_save(sv)) {
-        SAVE();
-        unwind_brackets(vm, f, P->frames + INT_VAL(x));
-      }
-      f = P->frames + INT_VAL(x);
+    SAVE();
+    vm->sc.sp = sp;
+    vm->sc.t = t;
+    vm->sc.rcv = rcv;
+    vm->sc.na = na;
+    StGo go = st_call_control(vm, ctl, &vm->sc);
+    CALL_IN();
+    switch (go) {
+    case ST_GO_CALL: goto call;
+    case ST_GO_ACTIVATE: goto activate;
+    case ST_GO_BLOCK: goto block_value;
+    case ST_GO_RETURN:
+      f = vm->sc.to;
       base = f->base;
+      res = vm->sc.res;
       goto ret;
-    }
-    case CTL_RESTART: {
-      /* aProcess restartFrame: idx */
-      Value x = sp[-1];
-      if (rcv != P->obj || !IS_INT(x) || INT_VAL(x) < 1 ||
-          P->frames + INT_VAL(x) > f)
-        goto activate;
-      if (spy_nest_save(sv)) {
-        SAVE();
-        unwind_brackets(vm, f, P->frames + INT_VAL(x));
-      }
-      f = P->frames + INT_VAL(x);
-      m = f->m;
-      base = f->base;
-      sp = base + 1 + m->nargs + m->ncopied;
-      for (int k = m->ntemps; k > 0; k--) *sp++ = vm->nil;
-      ip = m->code;
+    case ST_GO_RESTART:
+      LOAD();
       POLL();
       INTERRUPT_CHECK();
       vmbreak;
-    }
-    case CTL_SORTBLOCK: {
-      /* anArray sort: aTwoArgumentBlock: run in a frame of its own (see
-      ** OP_PRIMSTEP); other receivers run the Smalltalk merge sort. */
-      Value b = sp[-1];
-      if (!IS_PTR(rcv) || OBJ(rcv)->cls != CID_ARRAY || !IS_PTR(b) ||
-          OBJ(b)->cls != CID_BLOCK ||
-          ((Method *)RAW_PTR(SLOTS(b)[BLK_METHOD]))->nargs != 2)
-        goto activate;
-      t = sort_driver(vm, t);
-      goto activate;
-    }
-    default: {
-      /* Scheduling and run control: the primitive may switch processes
-      ** or stop the run; its result is left on the current stack first. */
-      SAVE();
-      int st = st_control(vm, r, sp - na - 1, na);
-      if (st < 0) goto activate; /* failed: run the fallback code */
-      if (vm->stopping) return 1;
-      LOAD();
-      vmbreak;
-    }
+    case ST_GO_RELOAD: LOAD(); vmbreak;
+    default: return 1;
     }
   }
   }

@@ -16,6 +16,11 @@
 #include "config.h"
 
 #include "hosts/st/compile.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/symbols.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/loader.h"
+#include "hosts/st/interp.h"
 
 #include <errno.h>
 #include <stdlib.h>

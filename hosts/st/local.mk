@@ -6,12 +6,14 @@
 # installed $(pkgdatadir)/kernel.
 
 st_vm_sources = hosts/st/st.h hosts/st/stprof.h hosts/st/stvm.h \
-	hosts/st/parse.h hosts/st/compile.h hosts/st/interp.h \
-	hosts/st/prims.h hosts/st/lint.h \
+	hosts/st/heap.h hosts/st/symbols.h hosts/st/classes.h \
+	hosts/st/parse.h hosts/st/compile.h hosts/st/loader.h \
+	hosts/st/interp.h hosts/st/call.h hosts/st/proc.h \
+	hosts/st/primtab.h hosts/st/prims.h hosts/st/lint.h \
 	hosts/st/heap.c hosts/st/symbols.c hosts/st/classes.c hosts/st/lex.c \
 	hosts/st/parse.c hosts/st/scope.c hosts/st/compile.c \
 	hosts/st/loader.c \
-	hosts/st/interp.c hosts/st/proc.c hosts/st/prims.c \
+	hosts/st/interp.c hosts/st/call.c hosts/st/proc.c hosts/st/prims.c \
 	hosts/st/primlint.c hosts/st/primcoll.c hosts/st/stprof.c \
 	hosts/st/stvm.c
 
@@ -51,7 +53,8 @@ st_fuzz_sources = $(top_srcdir)/hosts/st/fuzz_load.c \
 	$(top_srcdir)/hosts/st/classes.c $(top_srcdir)/hosts/st/lex.c \
 	$(top_srcdir)/hosts/st/parse.c $(top_srcdir)/hosts/st/scope.c \
 	$(top_srcdir)/hosts/st/compile.c $(top_srcdir)/hosts/st/loader.c \
-	$(top_srcdir)/hosts/st/interp.c $(top_srcdir)/hosts/st/proc.c \
+	$(top_srcdir)/hosts/st/interp.c $(top_srcdir)/hosts/st/call.c \
+	$(top_srcdir)/hosts/st/proc.c \
 	$(top_srcdir)/hosts/st/prims.c $(top_srcdir)/hosts/st/primlint.c \
 	$(top_srcdir)/hosts/st/primcoll.c $(top_srcdir)/hosts/st/stprof.c \
 	$(top_srcdir)/hosts/st/stvm.c

@@ -19,6 +19,9 @@
 #include <string.h>
 
 #include "hosts/st/lint.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/symbols.h"
+#include "hosts/st/primtab.h"
 
 /* Elements of an arrayed collection: byte or pointer, base and count. */
 typedef struct Seq {

@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "hosts/st/prims.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/primtab.h"
 
 /* A magnitude and sign, read in place from an Integer. */
 typedef struct Mag {

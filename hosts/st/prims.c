@@ -16,8 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "hosts/st/interp.h"
 #include "hosts/st/lint.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/proc.h"
+#include "hosts/st/primtab.h"
 
 uint64_t st_fixed_slots(VM *vm, Value v) {
   return OBJ(v)->fmt == FMT_PTR ? vm->classes[OBJ(v)->cls].ninst : 0;
@@ -635,7 +638,7 @@ static PRIM(p_heapBytes) {
 #define P(n, f) {n, f, -1, CTL_NONE, NULL, NULL}
 #define C(n, c) {n, NULL, -1, c, NULL, NULL}
 
-static const PrimDef table[] = {
+const PrimDef st_prim_table[] = {
   P("class", p_class), P("identityHash", p_identityHash),
   P("basicNew", p_basicNew), P("basicNew:", p_basicNewSize),
   P("isIndexable", p_isIndexable),
@@ -716,15 +719,12 @@ P("printString:", p_printBase),
   P("identityIndexOf", p_indexOfIdentity),
 };
 
-#define NPRIMS ((int)(sizeof table / sizeof table[0]))
+#define NPRIMS ((int)(sizeof st_prim_table / sizeof st_prim_table[0]))
 
 int st_prim_index(const char *name) {
   for (int i = 0; i < NPRIMS; i++)
-    if (strcmp(table[i].name, name) == 0) return i;
+    if (strcmp(st_prim_table[i].name, name) == 0) return i;
   return -1;
 }
 
-const PrimDef *st_prim(int index) {
-  return &table[index];
-}
 

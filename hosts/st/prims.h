@@ -12,6 +12,7 @@
 #define ST_PRIMS_H
 
 #include "hosts/st/st.h"
+#include "hosts/st/primtab.h"
 
 #define PRIM(name) int name(VM *vm, Value *args, int na, Value *res)
 #define RCV (args[0])

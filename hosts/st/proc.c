@@ -14,7 +14,11 @@
 */
 #include "config.h"
 
-#include "hosts/st/interp.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/symbols.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/proc.h"
+#include "hosts/st/primtab.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -13,6 +13,8 @@
 #include "config.h"
 
 #include "hosts/st/compile.h"
+#include "hosts/st/symbols.h"
+#include "hosts/st/classes.h"
 
 #include <stdlib.h>
 #include <string.h>

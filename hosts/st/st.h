@@ -11,8 +11,15 @@
 **
 ** Compiled methods are C structures that live for the whole run in one
 ** table; their index is the stable method id the profiler uses as a frame
-** key. Every file of the interpreter includes this header; cross-file
-** internals are prefixed st_.
+** key.
+**
+** This header holds only what every component shares: values, objects,
+** instructions, methods, frames, processes, the VM, and fatal errors. Each
+** component declares its functions in its own header: heap.h, symbols.h,
+** classes.h, loader.h (with parse.h and compile.h), interp.h (the
+** dispatch loop), call.h (the call protocol), proc.h (processes and the
+** scheduler), primtab.h and prims.h (primitives), stprof.h (the
+** profiler). Cross-file internals are prefixed st_.
 */
 #ifndef ST_H
 #define ST_H
@@ -30,6 +37,18 @@
 #else
 #define st_likely(x) (x)
 #define st_unlikely(x) (x)
+#endif
+
+/* Invariants: checked in debug builds (--enable-debug builds without
+** optimisation; -DST_DEBUG forces them on), free otherwise. Compile-time
+** ones use _Static_assert. */
+#if !defined(__OPTIMIZE__) || defined(ST_DEBUG)
+#include <assert.h>
+#define ST_CHECKS 1
+#define st_assert(c) assert(c)
+#else
+#define ST_CHECKS 0
+#define st_assert(c) ((void)0)
 #endif
 
 /* ===================================================================== */
@@ -264,6 +283,18 @@ typedef struct Timer {
 /* The VM                                                                */
 /* ===================================================================== */
 
+/* A send's operands, for the out-of-line parts of the call protocol
+** (call.h). The loop keeps them in locals and copies them in and out of
+** vm->sc around those calls. */
+typedef struct StCall {
+  Value *sp;  /* the value stack's top */
+  Method *t;  /* the method to run */
+  Value rcv;  /* the receiver (a block's value: the BlockClosure) */
+  int na;     /* arguments on the stack above the receiver */
+  Value res;  /* a return's value */
+  Frame *to;  /* the frame a return or restart goes to */
+} StCall;
+
 typedef struct Heap Heap;
 typedef struct SymTab SymTab;
 
@@ -298,6 +329,10 @@ typedef struct VM {
   uint64_t serial;       /* activation serial counter */
   uint64_t slice_ns;     /* time-slice length */
   uint64_t slice_end;    /* when the running process's slice expires */
+  /* The running process's frames_end and frames + 1 (its first frame),
+  ** read by the send's room check and the return's bottom check; the
+  ** profiler trips them when a sample falls due (call.h). */
+  uintptr_t flimit, fstop;
   int icount;            /* interrupt-check countdown */
   int ticks;             /* checks since the last full interrupt check */
   int idle;              /* sleeping until a Delay fires */
@@ -316,7 +351,8 @@ typedef struct VM {
   char *kernel_dir;
   char **files;          /* source file names (methods point at them) */
   uint32_t nfiles;
-  Method *sort_driver;   /* the frame of sort: with a block (interp.c) */
+  Method *sort_driver;   /* the frame of sort: with a block (call.c) */
+  StCall sc;             /* a send's operands for call.c (interp.c) */
   /* Profiler glue (stprof.c). */
   StProf prof;
 } VM;
@@ -332,6 +368,20 @@ enum {
 #define FALSE_V (vm->vfalse)
 #define BOOL(c) ((c) ? vm->vtrue : vm->vfalse)
 
+/* A value's sanity, for assertions: a SmallInteger or a Character, or a
+** pointer to an object whose header names a class that exists and a known
+** format. */
+static inline int st_value_ok(const VM *vm, Value v) {
+  if (!IS_PTR(v)) return 1;
+  return v != 0 && OBJ(v)->cls < vm->nclasses && OBJ(v)->fmt <= FMT_BYTES;
+}
+
+static inline int st_values_ok(const VM *vm, const Value *v, int n) {
+  for (int k = 0; k < n; k++)
+    if (!st_value_ok(vm, v[k])) return 0;
+  return 1;
+}
+
 static inline uint32_t st_cid(const VM *vm, Value v) {
   (void)vm;
   if (IS_INT(v)) return CID_SMALLINT;
@@ -340,146 +390,14 @@ static inline uint32_t st_cid(const VM *vm, Value v) {
 }
 
 /* ===================================================================== */
-/* heap.c: allocation and the collector                                  */
+/* Value accessors                                                       */
 /* ===================================================================== */
-
-int st_heap_init(VM *vm);
-void st_heap_free(VM *vm);
-/* No object has more slots or bytes than this (8 TB of slots). */
-#define ST_MAX_OBJ_SLOTS ((uint64_t)1 << 40)
-Value st_alloc(VM *vm, uint32_t cid, int fmt, uint64_t n);
-Value st_alloc_try(VM *vm, uint32_t cid, int fmt, uint64_t n);
-Value st_new_slots(VM *vm, uint32_t cid, uint64_t n);
-Value st_new_bytes(VM *vm, uint32_t cid, uint64_t nbytes);
-Value st_new_array(VM *vm, uint64_t n);
-Value st_new_string(VM *vm, const char *s, size_t len);
-Value st_new_float(VM *vm, double d);
-Value st_new_assoc(VM *vm, Value k, Value v);
-void st_gc(VM *vm);
-uint32_t st_identity_hash(Value v);
-size_t st_heap_live_bytes(VM *vm);
 
 static inline double st_float(Value v) {
   double d;
   __builtin_memcpy(&d, BYTES(v), sizeof d);
   return d;
 }
-
-/* ===================================================================== */
-/* symbols.c: interned Symbols and strings                               */
-/* ===================================================================== */
-
-int st_syms_init(VM *vm);
-void st_syms_free(VM *vm);
-Value st_intern(VM *vm, const char *s, size_t len);
-Value st_sym(VM *vm, const char *s);
-void st_syms_mark(VM *vm, void (*mark)(VM *, Value));
-/* Copy a String/Symbol's bytes into buf as a C string (truncating). */
-const char *st_cstr(Value s, char *buf, size_t len);
-int st_sym_nargs(Value sym);
-
-/* ===================================================================== */
-/* classes.c: class table, method dictionaries, lookup, globals          */
-/* ===================================================================== */
-
-int st_boot(VM *vm);
-uint32_t st_new_class(VM *vm, Value name, uint32_t super, int fmt,
-                      int indexed);
-void st_class_set_super(VM *vm, uint32_t cid, uint32_t super);
-int st_class_add_ivar(VM *vm, uint32_t cid, Value name);
-int st_class_ivar_index(VM *vm, uint32_t cid, Value name);
-Value st_class_pool_lookup(VM *vm, uint32_t cid, Value name);
-Value st_class_pool_define(VM *vm, uint32_t cid, Value name);
-void st_install_method(VM *vm, uint32_t cid, Method *m);
-Method *st_lookup(VM *vm, uint32_t cid, Value sel);
-Method *st_lookup_cached(VM *vm, uint32_t cid, Value sel);
-void st_flush_caches(VM *vm);
-Value st_global_binding(VM *vm, Value name, int create);
-void st_global_set(VM *vm, const char *name, Value v);
-uint32_t st_class_by_name(VM *vm, const char *name);
-/* Name a class for printing: "Point", "Point class". */
-const char *st_class_name(VM *vm, uint32_t cid, char *buf, size_t len);
-Method *st_method_new(VM *vm);
-/* Printable "Class>>sel" / "[] in Class>>sel" for method m run by a
-** receiver of class rcid (0: the defining class). */
-const char *st_method_name(VM *vm, Method *m, uint32_t rcid, char *buf,
-                           size_t len);
-
-/* ===================================================================== */
-/* compile.c / parse.c: source to methods                                */
-/* ===================================================================== */
-
-/* Load and run a whole source file (classes, methods, statements). Returns
-** 0, or the exit status to use: 2 for a syntax error (message already
-** printed), 1 for an unhandled error, or what quit: asked for. */
-int st_load_file(VM *vm, const char *path);
-int st_load_source(VM *vm, const char *file, const char *src, size_t len);
-
-/* ===================================================================== */
-/* interp.c: the dispatch loop                                           */
-/* ===================================================================== */
-
-/* Run method m (a DoIt) on receiver rcv in the main process until it
-** returns. Returns 0, or nonzero when the run must stop (vm->exit_code). */
-int st_execute(VM *vm, Method *m, Value rcv);
-void st_backtrace(VM *vm, Proc *p, FILE *out);
-int st_frame_line(Frame *f, const Instr *ip);
-
-/* ===================================================================== */
-/* prims*.c: primitives                                                  */
-/* ===================================================================== */
-
-/* Result of a primitive. */
-enum { PRIM_OK = 0, PRIM_FAIL = 1 };
-
-typedef int (*PrimFn)(VM *vm, Value *args, int nargs, Value *result);
-
-typedef struct PrimDef {
-  const char *name;
-  PrimFn fn;
-  int nargs;          /* -1: any */
-  int ctl;            /* nonzero: handled inside the interpreter loop */
-  const char *spy_name; /* non-NULL: reported to the profiler under it */
-  const char *spy_sizes;
-} PrimDef;
-
-/* Control primitives run inside the dispatch loop (they change frames or
-** switch processes). */
-enum {
-  CTL_NONE = 0, CTL_VALUE, CTL_VALUE_ARGS, CTL_PERFORM, CTL_PERFORM_ARGS,
-  CTL_WAIT, CTL_SIGNAL, CTL_YIELD, CTL_RESUME, CTL_SUSPEND, CTL_TERMINATE,
-  CTL_RETURN_FROM, CTL_RESTART, CTL_QUIT, CTL_SPY,
-  CTL_UNHANDLED, CTL_PRIORITY, CTL_SORTBLOCK
-};
-
-int st_prim_index(const char *name);
-const PrimDef *st_prim(int index);
-
-/* Large integers (primlint.c). */
-Value st_int_from_i64(VM *vm, int64_t i);
-Value st_normalize(VM *vm, Value v);
-int st_is_integer(Value v);
-
-/* sort: with a block (primcoll.c), a primitive that calls back: its frame
-** (the driver, run by OP_PRIMSTEP in interp.c) holds the receiver, the
-** block and the merge sort's state in these slots. st_sort_step merges
-** until it needs the block's answer for a pair (returns 1 with the pair
-** in *x, *y) or the receiver is sorted (returns 0); answer is the block's
-** answer to the pair it returned last (1: in order), or -1 at the start. */
-enum { SB_RCV, SB_BLOCK, SB_TMP, SB_N, SB_W, SB_LO, SB_MID, SB_HI, SB_I,
-       SB_J, SB_K, SB_FLIP, SB_NEST, SB_NSLOTS };
-int st_sort_step(VM *vm, Value *b, int answer, Value *x, Value *y);
-
-/* Processes (proc.c). */
-Proc *st_proc_new(VM *vm, Value pobj, int priority, int is_main);
-void st_proc_free(VM *vm, Proc *p);
-void st_ready(VM *vm, Proc *p);
-Proc *st_next_ready(VM *vm);
-Proc *st_proc_of(VM *vm, Value pobj);
-void st_sem_signal(VM *vm, Value sem);
-int st_timers_due(VM *vm, uint64_t now);
-uint64_t st_now_ns(void);
-void st_add_timer(VM *vm, uint64_t due, Value sem);
 
 /* Memory ran out where the run cannot go on (bytes: what was asked for,
 ** SIZE_MAX for an impossible size). While a script runs (stvm_run_file),

@@ -10,7 +10,10 @@
 */
 #include "config.h"
 
-#include "hosts/st/interp.h"
+#include "hosts/st/call.h"
+#include "hosts/st/symbols.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/proc.h"
 
 #include <spyon/report.h>
 
@@ -257,6 +260,14 @@ int st_prof_start(VM *vm, const spy_options *o) {
   pr->P = P;
   pr->v = v;
   pr->attached = 1;
+  /* The send's room check and the return's bottom check are the poll
+  ** points (hosts/st/call.h): the marking side trips their words. */
+  if ((rc = spy_trip_word(v, &vm->flimit, ST_TRIP_FLIMIT)) < 0 ||
+      (rc = spy_trip_word(v, &vm->fstop, ST_TRIP_FSTOP)) < 0) {
+    st_prof_stop(vm, NULL);
+    snprintf(vm->errbuf, sizeof vm->errbuf, "profiler: %s", spy_strerror(rc));
+    return rc;
+  }
   if ((rc = spy_start(P)) < 0) {
     st_prof_stop(vm, NULL);
     snprintf(vm->errbuf, sizeof vm->errbuf, "profiler: %s", spy_strerror(rc));

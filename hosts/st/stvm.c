@@ -11,7 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "hosts/st/interp.h"
+#include "hosts/st/heap.h"
+#include "hosts/st/symbols.h"
+#include "hosts/st/classes.h"
+#include "hosts/st/loader.h"
+#include "hosts/st/proc.h"
 
 /* Kernel files, in load order. */
 static const char *const kernel_files[] = {

@@ -17,7 +17,9 @@
 **                        (before the frame is popped), and backward jumps.
 **                        A due sample is taken at the next poll and charged
 **                        to what runs there: a poll that comes late charges
-**                        one method's time to another (skid).
+**                        one method's time to another (skid). Trip words
+**                        (below) make these polls free where the host
+**                        already checks a limit.
 **   spy_prim_begin..end  around every non-trivial primitive; n operand sizes
 **                        (0..4) are recorded for cost fitting. The time
 **                        between them is charged to the primitive, never to
@@ -149,6 +151,73 @@ static inline uint32_t spy_stack_root_cap(const spy_stack *s) {
 static inline void spy_stack_skip(spy_stack *s, uint64_t n) {
   s->depth_ += n;
 }
+
+/* ------------------------------------------------------------------------
+** Trip words: polls fused with checks the host makes anyway.
+**
+** A poll at every send and return costs one load and one branch each,
+** a few per cent of a send-heavy interpreter. Most interpreters already
+** compare against a word of their own there: a frame or stack limit at
+** activation, the bottom of the stack at return. Register such a word
+** with a trip value that makes the check fail: whenever a sample is
+** marked due on v (from the sampler thread, a signal handler or
+** spy_tick), the marking side stores the trip value into every
+** registered word, before setting the mark and again after. The check's
+** slow path then
+**   1. asks spy_trip_state(v): SPY_TRIP_TAKE (a sample is due: store
+**      every word's normal value back with spy_trip_store, save the frame
+**      state, call spy_poll_take), SPY_TRIP_RESTORE (nothing is due, the
+**      trip is stale: store the normal values back) or SPY_TRIP_WAIT (a
+**      mark is being made: leave the words tripped, so that the next check
+**      takes it even if the marking thread is preempted between its
+**      stores);
+**   2. goes on with the check's own test against the normal value.
+** That is the poll, skid-free as spy_poll at the same places, at no cost
+** while no sample is due (the safepoint trick of V8's stack limit and the
+** JVM's polling page). A host that changes a word's normal value (another
+** process's limits after a switch) stores it with spy_trip_store and then
+** calls spy_trip_rearm, which trips the words again if a mark is pending.
+** Other hooks may take a mark (a primitive's begin, say) and leave the
+** words tripped: the next check's slow path finds SPY_TRIP_RESTORE.
+** Read the words in the hot path with spy_trip_load (a relaxed atomic
+** load: a plain load in the machine code). Polls where no such check
+** exists (backward jumps) stay spy_poll.
+** --------------------------------------------------------------------- */
+
+#define SPY_TRIP_MAX 4 /* words per spy_vm */
+
+/* Register *word with its trip value. From v's thread, after spy_attach;
+** the word must stay valid until spy_detach (there is no unregistering).
+** 0, SPY_EINVAL (NULL word, or v is the stopped stand-in) or SPY_EFULL
+** (SPY_TRIP_MAX words registered already). */
+SPY_API int spy_trip_word(spy_vm *v, uintptr_t *word, uintptr_t trip);
+
+/* In the slow path of a tripped check: what to do (above). Any v,
+** including the stopped stand-in (always SPY_TRIP_RESTORE).
+** spy_trip_rearm: the host stored new normal values in its words; trip
+** them again if a sample is due; returns whether one is. (Both are
+** inline stand-ins under SPY_DISABLE, below.) */
+enum { SPY_TRIP_RESTORE = 0, SPY_TRIP_TAKE = 1, SPY_TRIP_WAIT = 2 };
+#ifndef SPY_DISABLE
+SPY_API int spy_trip_state(spy_vm *v);
+SPY_API int spy_trip_rearm(spy_vm *v);
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+static inline uintptr_t spy_trip_load(const uintptr_t *word) {
+  return __atomic_load_n(word, __ATOMIC_RELAXED);
+}
+static inline void spy_trip_store(uintptr_t *word, uintptr_t value) {
+  __atomic_store_n(word, value, __ATOMIC_SEQ_CST);
+}
+#else /* see SPY_LOAD_RELAXED_ */
+static inline uintptr_t spy_trip_load(const uintptr_t *word) {
+  return *(const volatile uintptr_t *)word;
+}
+static inline void spy_trip_store(uintptr_t *word, uintptr_t value) {
+  *(volatile uintptr_t *)word = value;
+}
+#endif
 
 /* ------------------------------------------------------------------------
 ** Out-of-line halves (exported, but call the inline hooks instead).
@@ -302,6 +371,8 @@ static inline int spy_profiling(spy_vm *v) { (void)v; return 0; }
 static inline void spy_poll(spy_vm *v) { (void)v; }
 static inline int spy_poll_due(spy_vm *v) { (void)v; return 0; }
 static inline void spy_poll_take(spy_vm *v) { (void)v; }
+static inline int spy_trip_state(spy_vm *v) { (void)v; return SPY_TRIP_RESTORE; }
+static inline int spy_trip_rearm(spy_vm *v) { (void)v; return 0; }
 static inline void spy_prim_begin(spy_vm *v, int p) { (void)v; (void)p; }
 static inline void spy_prim_begin1(spy_vm *v, int p, uint64_t a) {
   (void)v; (void)p; (void)a;
