@@ -431,6 +431,49 @@ static void t_deep_recursion(void) {
 
 /* Frames are named "name (file:line)" and "main chunk (file)"; C
 ** functions by their library path. */
+/* The host memorises where CallInfo nodes sit so that a deep walk stops
+** at the first node it knows; the collector's luaE_shrinkCI frees every
+** other unused node and relinks the rest, moving the survivors. After
+** such collections between deep recursions of two functions (60k, 30k,
+** 20k frames), every sample of the work at the bottom must have the cut
+** count of its own recursion (within the frames shown and the C frames
+** the count includes: 200) and only that function's frames around the
+** cut. */
+static void t_deep_shrink(void) {
+  if (T_TSAN)
+    T_SKIP("under TSan the timer signal that arms Lua's hook is held while "
+           "Lua code runs: no samples of Lua code");
+  spy_profile *p = profile_of("", "gt_shrink.lua", "");
+  uint64_t at[3] = {0, 0, 0}, bad = 0, all = 0;
+  const char *D1 = "down (gt_shrink.lua:8)", *D2 = "down2 (gt_shrink.lua:13)";
+  for (size_t i = 0; i < p->nnodes; i++) {
+    if (strcmp(p->frames[p->nodes[i].frame].name, "work (gt_shrink.lua:7)") ||
+        !p->nodes[i].self_ns)
+      continue;
+    uint64_t cut = 0;
+    int n1 = 0, n2 = 0;
+    for (uint32_t a = p->nodes[i].parent; a != SPY_NONE;
+         a = p->nodes[a].parent) {
+      const spy_frame *f = &p->frames[p->nodes[a].frame];
+      if (f->kind == SPY_FRAME_CUT) cut = f->key;
+      else if (!strcmp(f->name, D1)) n1++;
+      else if (!strcmp(f->name, D2)) n2++;
+    }
+    uint64_t t = p->nodes[i].self_ns;
+    all += t;
+    if (n1 && !n2 && cut > 59800 && cut <= 60000) at[0] += t;
+    else if (n2 && !n1 && cut > 29800 && cut <= 30000) at[1] += t;
+    else if (n1 && !n2 && cut > 19800 && cut <= 20000) at[2] += t;
+    else bad += t;
+  }
+  fprintf(stderr, "work at 60k %.3f, 30k %.3f, 20k %.3f, elsewhere %.4f\n",
+          (double)at[0] / (double)all, (double)at[1] / (double)all,
+          (double)at[2] / (double)all, (double)bad / (double)all);
+  T_EQ_INT(bad, 0);
+  for (int k = 0; k < 3; k++) T_ASSERT(at[k] > all / 6);
+  spy_profile_free(p);
+}
+
 static void t_names(void) {
   if (T_TSAN) /* TSan holds a signal until its next interceptor call,
                 and pure Lua code in the uninstrumented liblua makes none */
@@ -549,6 +592,7 @@ const struct spy_test t_lua[] = {
   {"coroutine_pingpong", t_coroutine_pingpong, 120},
   {"coroutine_processes", t_coroutine_processes, 120},
   {"deep_recursion", t_deep_recursion, 120},
+  {"deep_shrink", t_deep_shrink, 120},
   {"names", t_names, 0},
   {0, 0, 0}
 };

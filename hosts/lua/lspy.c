@@ -275,6 +275,7 @@ typedef struct ci_head {
 
 #define CI_SIZE 64 /* sizeof(CallInfo) in 5.4 on LP64, checked in check_ci */
 #define SHALLOW 256u /* walks up to this many frames visit every frame */
+#define MAP_STRIDE 64u /* nodes at depths divisible by this are memorised */
 
 /* Forget every node: only the slots used are cleared (the table is large,
 ** and a collection that frees a known node clears it). */
@@ -350,6 +351,17 @@ static void ci_freed(lspy *s, void *p) {
   if (s->map_n && map_get(s, p, &d)) map_clear(s);
 }
 
+/* A memorised node still at the depth it was seen at. luaE_shrinkCI
+** frees every other unused node above the running frame and relinks the
+** rest: a memorised node that survives moves down, and ci_freed sees only
+** the freed ones. Its link to the node below then differs from what path
+** holds at its old depth (the freed node), and so does path when a later
+** walk has seen another node there. */
+static int known(const lspy *s, const ci_head *c, uint32_t *d) {
+  if (!map_get(s, c, d) || *d > s->path_n || s->path[*d] != c) return 0;
+  return *d <= 1 || (const void *)c->previous == s->path[*d - 1];
+}
+
 static int lua_frame(lua_State *L, lua_Debug *ar, void *ci) {
   ar->i_ci = (struct CallInfo *)ci;
   return lua_getinfo(L, "S", ar) && ar->what[0] != 'C';
@@ -374,7 +386,7 @@ static void walk_deep(lspy *s, lua_State *L, spy_stack *st, ci_head *top) {
   /* Down to the first known node (or the base: a full walk). */
   uint32_t steps = 0, d0 = 0;
   ci_head *c = top;
-  while (c->previous && !map_get(s, c, &d0)) {
+  while (c->previous && !known(s, c, &d0)) {
     c = c->previous;
     steps++;
   }
@@ -388,11 +400,14 @@ static void walk_deep(lspy *s, lua_State *L, spy_stack *st, ci_head *top) {
     spy_stack_skip(st, depth - n);
     return;
   }
-  /* Record the new nodes. */
+  /* Record the new nodes: each in path, every MAP_STRIDE-th in the map
+  ** (a walk then goes at most that many nodes past the changed ones, and
+  ** the map of a 100k-deep stack holds 1.6k nodes: growing it to hold
+  ** them all cost 10 ms of page faults). */
   c = top;
   for (uint32_t i = 0; i < steps; i++, c = c->previous) {
     s->path[depth - i] = c;
-    map_put(s, c, depth - i);
+    if ((depth - i) % MAP_STRIDE == 0) map_put(s, c, depth - i);
   }
   if (depth > s->path_n) s->path_n = depth;
   /* The innermost Lua frames... */
