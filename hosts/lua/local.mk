@@ -5,11 +5,15 @@ noinst_LTLIBRARIES += hosts/lua/libluahost.la
 hosts_lua_libluahost_la_SOURCES = hosts/lua/lspy.h hosts/lua/lspy_int.h \
 	hosts/lua/lspy.c hosts/lua/lspylib.c hosts/lua/lrun.c
 hosts_lua_libluahost_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
-hosts_lua_libluahost_la_LIBADD = $(LUA_LIBS) -lrt
+hosts_lua_libluahost_la_LIBADD = -lrt
 
+# spyon links liblua5.4's archive when there is one (configure.ac says
+# why) and exports its symbols for the C modules scripts load.
 spyon_SOURCES += cli/host_lua.c
 spyon_CFLAGS += $(LUA_CFLAGS)
-spyon_LDADD += hosts/lua/libluahost.la libspyon_tools_core.la libspyon_core.la $(LUA_LIBS)
+spyon_LDADD += hosts/lua/libluahost.la libspyon_tools_core.la libspyon_core.la \
+	$(LUA_STATIC_LIBS)
+spyon_LDFLAGS = -export-dynamic
 
 EXTRA_DIST += docs/lua.md
 
