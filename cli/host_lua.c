@@ -9,6 +9,7 @@
 **
 ** Environment, for tests and bench/lua only: SPYON_LUA_HOOK=count:N|none
 ** (the alternatives to the signal-armed hook), SPYON_LUA_TIMER=cpu,
+** SPYON_LUA_ADAPT=0 (the timer never slows down: hosts/lua/lspy.c),
 ** SPYON_LUA_TIMES=1 (print this thread's CPU time on stderr at the end),
 ** SPYON_EXACT_PRIMS=1 (time every primitive call).
 */
