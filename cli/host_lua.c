@@ -99,5 +99,7 @@ static int lua_run(const char *script, int argc, char **argv,
   return status;
 }
 
-/* The Lua host arms its count hook from its own timer signal: no ticks. */
+/* The Lua host marks samples and arms its count hook from its own timer
+** signal (lspy_start chooses SPY_MARKER_TICK for that, whatever the
+** marker asked for); its brackets do not tick. */
 const cli_host cli_host_lua = {".lua", "Lua", lua_run, lua_interrupt, 0};
