@@ -295,8 +295,8 @@ static uint64_t path_ns(const spy_profile *p, const char **path) {
 ** frequent) charges them to the loop that calls both (measured: 2-37 %
 ** for a truth of 87 %). The truth (timed apart under lua5.4) is higher
 ** than what the run can show by the brackets' own cost, charged to
-** string.byte and the loop: measured 0.69-0.71 against 0.87-0.88 at
-** 10 kHz (the loop 0.15-0.19), hence a tolerance of 0.25; and the
+** string.byte and the loop: measured 0.69-0.80 against 0.87-0.88 at
+** 10 kHz (the loop 0.11-0.19), hence a tolerance of 0.25; and the
 ** function must keep more than twice the loop's share (samples taken at
 ** brackets give the loop 0.48-0.59 and the function less). */
 static void t_helper_between_calls(void) {
