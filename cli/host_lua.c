@@ -9,6 +9,7 @@
 **
 ** Environment, for tests and bench/lua only: SPYON_LUA_HOOK=count:N|none
 ** (the alternatives to the signal-armed hook), SPYON_LUA_TIMER=cpu,
+** SPYON_LUA_ADAPT=0 (the timer never slows down: hosts/lua/lspy.c),
 ** SPYON_LUA_TIMES=1 (print this thread's CPU time on stderr at the end),
 ** SPYON_EXACT_PRIMS=1 (time every primitive call).
 */
@@ -98,5 +99,7 @@ static int lua_run(const char *script, int argc, char **argv,
   return status;
 }
 
-/* The Lua host arms its count hook from its own timer signal: no ticks. */
+/* The Lua host marks samples and arms its count hook from its own timer
+** signal (lspy_start chooses SPY_MARKER_TICK for that, whatever the
+** marker asked for); its brackets do not tick. */
 const cli_host cli_host_lua = {".lua", "Lua", lua_run, lua_interrupt, 0};

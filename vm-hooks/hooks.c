@@ -720,7 +720,16 @@ void spy_prim_end_slow_(spy_vm *v) {
   if (!enter(v) || v->nest == 0) return;
   uint64_t now = tc;
   if (trap_set(v)) take_due(v, clock_once(&now), 0);
-  end_kind(v, SPYH_B_PRIM, &now);
+  /* The common case, what close_top does for it: the innermost bracket is
+  ** a primitive no clock was read for (cheap accounting). */
+  uint32_t n = v->nest;
+  spyH_bracket *b = n <= SPY_NEST_MAX ? &v->b[n - 1] : NULL;
+  if (b && b->kind == SPYH_B_PRIM && !b->timed && !v->cfg->native) {
+    set_nest(v, n - 1);
+    if (b->id >= 0) add(&v->pstat[b->id].calls, 1);
+  } else {
+    end_kind(v, SPYH_B_PRIM, &now);
+  }
   cost_end(v, tc);
 }
 

@@ -58,6 +58,8 @@ lua_State *lspy_state(lspy *s);
 void lspy_free(lspy *s);
 
 /* Create a profiler with *so, attach this thread and start sampling.
+** With the default hook mode so->marker is replaced by SPY_MARKER_TICK:
+** the host's timer signal marks the samples itself (docs/lua.md).
 ** Returns 0 or a negative SPY_E* code (message in lspy_error). */
 int lspy_start(lspy *s, const spy_options *so);
 /* Stop, take the profile (*out may be NULL to discard) and detach. */

@@ -70,6 +70,9 @@ struct lspy {
   int timer_on;
   volatile sig_atomic_t skip, skip_left; /* ticks not armed (deep stacks) */
   uint64_t arm_budget_ns;
+  uint64_t iv_ns;        /* the sampling interval */
+  int adaptive;          /* the timer may slow down (see on_tick) */
+  volatile sig_atomic_t stuck; /* slowed: a mark waits to be taken */
 
   /* Interned functions: keys are index + 1. Fixed arrays: the walker
   ** runs inside a hook and must not allocate. */
@@ -102,16 +105,45 @@ int lspyL_wrap_at(lspy *s, lua_State *L, int idx, const char *name,
                   const char *label, lspy_sizes sizes, int special);
 void lspyL_register_prims(lspy *s);
 
-/* lspy.c: the bracketing hooks on the host's spy_vm. */
+/* lspy.c: the bracketing hooks on the host's spy_vm. Each is an event:
+** a pending mark is renewed first (see lspyC_event_slow). */
 void lspyC_prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L);
-void lspyC_prim_end(lspy *s);
 void lspyC_gc_begin(lspy *s);
 void lspyC_gc_end(lspy *s);
-void lspyC_callback_begin(lspy *s);
-void lspyC_callback_end(lspy *s);
 uint32_t lspyC_nest_save(lspy *s);
 void lspyC_nest_unwind(lspy *s, uint32_t saved);
-int lspyC_profiling(lspy *s);
+
+void lspyC_event_slow(lspy *s);
+static inline void lspyC_event(lspy *s) {
+  if (SPY_UNLIKELY(s->stuck | spy_poll_due(s->v))) lspyC_event_slow(s);
+}
+
+static inline int lspyC_profiling(lspy *s) {
+  return spy_profiling(s->v);
+}
+
+static inline void lspyC_prim_end(lspy *s) {
+  if (spy_profiling(s->v)) {
+    lspyC_event(s);
+    spy_prim_end(s->v);
+  }
+}
+
+/* A bracketed C function hands control to Lua code (a comparator, a gsub
+** function) and gets it back. */
+static inline void lspyC_callback_begin(lspy *s) {
+  if (spy_profiling(s->v)) {
+    lspyC_event(s);
+    spy_callback_begin(s->v);
+  }
+}
+
+static inline void lspyC_callback_end(lspy *s) {
+  if (spy_profiling(s->v)) {
+    lspyC_event(s);
+    spy_callback_end(s->v);
+  }
+}
 void lspyC_map_grow(lspy *s);
 uint64_t lspyC_key_of(lspy *s, lua_State *L, int idx);
 void lspyC_exiting(lspy *s, int status);

@@ -360,7 +360,10 @@ static inline void spy_region_end(spy_vm *v) {
 ** when it has passed; the poll then takes it. Harmless with the other
 ** markers. How often the host calls it bounds the rate it can reach and
 ** adds to each sample's lag; inside a long primitive no tick runs, and the
-** sampler thread marks the thread when it wakes to drain (every 10 ms). */
+** sampler thread marks the thread when it wakes to drain (every 10 ms).
+** Unlike the other hooks, spy_tick is async-signal-safe (it only reads the
+** clock and stores the mark, as the signal marker's handler does): a host
+** may call it from its own timer signal's handler in the thread. */
 static inline void spy_tick(spy_vm *v) {
   if (SPY_UNLIKELY(spy_active_(v))) spy_tick_slow_(v);
 }
