@@ -71,6 +71,7 @@ typedef struct spyT_app {
   size_t sel[SPYT_NVIEWS], scroll[SPYT_NVIEWS];
   size_t help_scroll, pick;
   int body;              /* body rows at the last draw */
+  int counting;          /* the last draw left the tree's rows uncounted */
   char input[256];
   size_t ninput;
   char msg[512];
@@ -107,7 +108,8 @@ int spyT_has_view(const spyT_app *a, int v);
 int spyT_ensure_view(spyT_app *a, int v);
 void spyT_invalidate(spyT_app *a);
 
-/* The current view's number of rows, and its cursor. */
+/* A list view's number of rows, and its cursor (the tree's rows and
+** cursor are nodes: report/tree.h). */
 size_t spyT_count(const spyT_app *a);
 size_t *spyT_cursor(spyT_app *a);
 
