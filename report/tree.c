@@ -350,7 +350,7 @@ static uint32_t shown_from(spyR_tree *t, uint32_t p, int64_t j, int dir) {
 
 /* The last row of n's subtree (n itself when closed or childless). */
 static uint32_t last_below(spyR_tree *t, uint32_t n) {
-  while (open_row(t, n)) {
+  while (open_row(t, n) && spyR_tree_kids(t, n) == 0) {
     uint32_t c = shown_from(t, n, (int64_t)t->n[n].nkids - 1, -1);
     if (c == SPY_NONE) break;
     n = c;
@@ -507,10 +507,11 @@ typedef struct cframe {
 
 /* The rows below n when it is open (t->n[n].vis): each shown child, and
 ** the rows below each open one, depth first, iteratively. Children whose
-** count is known are not entered. At most *budget rows are counted when
-** budget is not NULL: 1 when it ran out (the subtrees counted so far keep
-** their counts, so the next call goes on from there), else 0 or
-** SPY_ENOMEM. */
+** count is known are not entered. When budget is not NULL, entering a
+** node costs one of *budget; once that is spent the count goes on to the
+** next node it completes and returns 1: the next call goes down the path
+** already counted (known counts) and on from there, so every call makes
+** progress. Else 0 or SPY_ENOMEM. */
 static int count(spyR_tree *t, uint32_t n, size_t *budget) {
   if (t->n[n].vis_at == t->epoch) return 0;
   int rc = spyR_tree_kids(t, n);
@@ -519,6 +520,7 @@ static int count(spyR_tree *t, uint32_t n, size_t *budget) {
   cframe *stk = malloc(cap * sizeof *stk);
   if (!stk) return SPY_ENOMEM;
   stk[sp++] = (cframe){n, 0, 0};
+  int spent = 0;
   while (sp) {
     cframe *f = &stk[sp - 1];
     if (f->j == t->n[f->n].nkids) {
@@ -526,20 +528,23 @@ static int count(spyR_tree *t, uint32_t n, size_t *budget) {
       t->n[f->n].vis = (uint32_t)rows;
       t->n[f->n].vis_at = t->epoch;
       if (--sp) stk[sp - 1].rows += rows;
+      if (spent && sp) {
+        rc = 1;
+        break;
+      }
       continue;
     }
     uint32_t c = t->kid[t->n[f->n].kids + f->j++];
     if (!spyR_tree_shown(t, c)) continue;
-    if (budget && (*budget)-- == 0) {
-      *budget = 0;
-      rc = 1;
-      break;
-    }
     f->rows++;
     if (!spyR_tree_expanded(t, c)) continue;
     if (t->n[c].vis_at == t->epoch) {
       f->rows += t->n[c].vis;
       continue;
+    }
+    if (budget) {
+      if (*budget) (*budget)--;
+      else spent = 1;
     }
     if ((rc = spyR_tree_kids(t, c)) != 0) break;
     if (sp == cap) {

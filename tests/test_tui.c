@@ -788,6 +788,174 @@ static void t_lazy_views(void) {
   }
 }
 
+/* The rows without a row list (report/tree.h): after E the rows stepped
+** through one by one (Down from the first, Up from the last), looked up
+** by number, counted a budget at a time, paged and searched are exactly
+** the rows the eager tree lists: every node made first, then flattened
+** the way the browser used to (the shown children in order, into the
+** open ones), compared by node id since the two trees make their nodes
+** in different orders. Over every view (one process and all merged,
+** callers, recursion collapsed), with and without a threshold, sorted by
+** total and re-sorted by name after E (the lazy re-sort). */
+static size_t eager_rows(spyR_tree *t, uint64_t **ids) {
+  T_EQ_INT(spyR_tree_materialize(t), 0);
+  size_t n = 0, cap = 64, sp = 0;
+  *ids = malloc(cap * sizeof **ids);
+  uint32_t *stk = malloc(2 * (t->nn + 1) * sizeof *stk);
+  T_ASSERT(*ids && stk);
+  stk[sp++] = t->top, stk[sp++] = 0;
+  while (sp) {
+    uint32_t p = stk[sp - 2], j = stk[sp - 1];
+    T_EQ_INT(spyR_tree_kids(t, p), 0);
+    if (j == t->n[p].nkids) {
+      sp -= 2;
+      continue;
+    }
+    stk[sp - 1]++;
+    uint32_t c = t->kid[t->n[p].kids + j];
+    if (!spyR_tree_shown(t, c)) continue;
+    if (n == cap) {
+      cap *= 2;
+      *ids = realloc(*ids, cap * sizeof **ids);
+      T_ASSERT(*ids);
+    }
+    (*ids)[n++] = t->n[c].id;
+    if (spyR_tree_expanded(t, c)) stk[sp++] = c, stk[sp++] = 0;
+  }
+  free(stk);
+  return n;
+}
+
+/* A view built and expanded with E, nothing else made. */
+static void lazy_view(spyR_tree *t, spy_profile *p, uint32_t proc, int inv,
+                      int col, double pct, int name) {
+  spyR_tree_init(t, p);
+  t->process = proc;
+  t->inverted = inv;
+  t->collapse = col;
+  t->threshold_pct = pct;
+  T_EQ_INT(spyR_tree_build(t), 0);
+  T_EQ_INT(spyR_tree_all(t, 1), 0);
+  if (name) {
+    t->sort = SPYR_SORT_NAME;
+    T_EQ_INT(spyR_tree_resort(t), 0);
+  }
+}
+
+static void t_lazy_rows(void) {
+  rng = 4242;
+  spy_profile *p = random_profile(3, 2500, 40, 0);
+  const char *query = "method2";
+  size_t views = 0;
+  for (uint32_t proc = 0; proc <= 3; proc++)
+    for (int inv = 0; inv < 2; inv++)
+      for (int col = 0; col < 2; col++)
+        for (int th = 0; th < 2; th++) {
+          uint32_t pr = proc == 3 ? SPYR_ALL : proc;
+          double pct = th ? 0.5 : 0;
+          int name = (proc + (uint32_t)inv + (uint32_t)col) % 2;
+          spyR_tree e;
+          lazy_view(&e, p, pr, inv, col, pct, name);
+          uint64_t *want;
+          size_t n = eager_rows(&e, &want);
+          spyR_tree_free(&e);
+          if (!n) continue;
+          views++;
+          /* Down from the first row, and the rows by number. */
+          spyR_tree t;
+          lazy_view(&t, p, pr, inv, col, pct, name);
+          size_t made = t.nn;
+          if (!th) T_ASSERT(made * 4 < n); /* E made next to nothing */
+          size_t k = 0;
+          for (uint32_t x = spyR_tree_first(&t); x != SPY_NONE;
+               x = spyR_tree_next(&t, x), k++) {
+            T_ASSERT(k < n);
+            T_EQ_INT(t.n[x].id, want[k]);
+          }
+          T_EQ_INT(k, n);
+          T_EQ_INT(spyR_tree_nrows(&t), n);
+          for (size_t r = 0; r < n; r++) {
+            uint32_t x = spyR_tree_row(&t, r);
+            T_ASSERT(x != SPY_NONE);
+            T_EQ_INT(t.n[x].id, want[r]);
+            T_EQ_INT(spyR_tree_row_of(&t, x), r);
+          }
+          T_EQ_INT(spyR_tree_row(&t, n), SPY_NONE);
+          spyR_tree_free(&t);
+          /* End right after E, then Up to the first row. */
+          lazy_view(&t, p, pr, inv, col, pct, name);
+          spyR_tree_end(&t);
+          T_EQ_INT(t.n[spyR_tree_cur(&t)].id, want[n - 1]);
+          T_EQ_INT(spyR_tree_prev(&t, spyR_tree_first(&t)), SPY_NONE);
+          k = n;
+          for (uint32_t x = spyR_tree_cur(&t); x != SPY_NONE;
+               x = spyR_tree_prev(&t, x)) {
+            T_ASSERT(k > 0);
+            T_EQ_INT(t.n[x].id, want[--k]);
+          }
+          T_EQ_INT(k, 0);
+          /* The row numbers a budget at a time: every call makes progress
+          ** (at most one call per row), and they end where they should. */
+          spyR_tree_end(&t);
+          size_t row, rows, calls = 0;
+          int rc;
+          while ((rc = spyR_tree_position(&t, 3, &row, &rows)) == 1)
+            T_ASSERT(++calls <= n);
+          T_EQ_INT(rc, 0);
+          T_EQ_INT(rows, n);
+          T_EQ_INT(row, n - 1);
+          /* A 7-row screen after End shows the last 7 rows. */
+          spyR_tree_scroll(&t, 7);
+          for (size_t i = 0; i < 7; i++) {
+            uint32_t x = spyR_tree_screen_row(&t, i);
+            if (n < 7 + i + 1 && i >= n) T_EQ_INT(x, SPY_NONE);
+            else T_EQ_INT(t.n[x].id, want[(n > 7 ? n - 7 : 0) + i]);
+          }
+          spyR_tree_free(&t);
+          /* PgDn and PgUp (23 rows) from Home right after E. */
+          lazy_view(&t, p, pr, inv, col, pct, name);
+          spyR_tree_home(&t);
+          size_t at = 0;
+          for (int i = 0; i < 3; i++) {
+            spyR_tree_move(&t, 23);
+            at = at + 23 < n ? at + 23 : n - 1;
+            T_EQ_INT(t.n[spyR_tree_cur(&t)].id, want[at]);
+          }
+          spyR_tree_move(&t, -23);
+          at = at >= 23 ? at - 23 : 0;
+          T_EQ_INT(t.n[spyR_tree_cur(&t)].id, want[at]);
+          spyR_tree_free(&t);
+          /* `/` right after E: the matches are the rows whose label has
+          ** the query, in row order; n from Home lands on the first after
+          ** row 0, at its row number. */
+          lazy_view(&t, p, pr, inv, col, pct, name);
+          spyR_tree_home(&t);
+          int nm = spyR_tree_search(&t, query);
+          T_ASSERT(nm >= 0);
+          size_t expect = 0, first = SIZE_MAX, second = SIZE_MAX;
+          for (size_t r = 0; r < n; r++) {
+            uint32_t x = spyR_tree_row(&t, r);
+            if (!spyR_tree_is_match(&t, x)) continue;
+            expect++;
+            if (first == SIZE_MAX) first = r;
+            else if (second == SIZE_MAX) second = r;
+          }
+          T_EQ_INT(nm, expect);
+          if (expect) {
+            size_t to = first > 0 || second == SIZE_MAX ? first : second;
+            uint32_t m = spyR_tree_next_match(&t, 1);
+            T_ASSERT(m != SPY_NONE);
+            T_EQ_INT(spyR_tree_reveal(&t, m), 0);
+            T_EQ_INT(t.n[spyR_tree_cur(&t)].id, want[to]);
+            T_EQ_INT(spyR_tree_row_of(&t, spyR_tree_cur(&t)), to);
+          }
+          spyR_tree_free(&t);
+          free(want);
+        }
+  T_ASSERT(views >= 24);
+  spy_profile_free(p);
+}
+
 /* A profile whose sibling links loop is an error, not a hang. */
 static void t_cycle(void) {
   spy_profile *p = random_profile(1, 50, 10, 0);
@@ -929,6 +1097,7 @@ const struct spy_test t_tui[] = {
   {"tree_cycle", t_cycle, 0},
   {"tree_expansion", t_expansion, 0},
   {"tree_lazy_views", t_lazy_views, 0},
+  {"tree_lazy_rows", t_lazy_rows, 0},
   {"screens", t_screens, 0},
   {"empty", t_empty, 0},
   {"e2e", t_e2e, 900},
