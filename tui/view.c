@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const view_name[SPYT_NVIEWS] = {
   "Tree", "Leaves", "Primitives", "Native", "Steps", "GC", "Regions"};
@@ -212,10 +213,11 @@ void spyT_invalidate(spyT_app *a) {
 ** match without a count, so a key stays under 50 ms on any view. */
 enum { SEARCH_BUDGET = 200000 };
 
-/* The status line counts at most this many rows not counted before per
-** screen (some 10 ms when the rows' nodes are still to be made): a view
-** of a million open rows has its row numbers after a few screens. */
-enum { COUNT_BUDGET = 100000 };
+/* The status line counts rows not counted before for at most COUNT_MS
+** per screen, COUNT_SLICE nodes at a time (some 1-4 ms when their nodes
+** are still to be made, more in the callers view): a view of a million
+** open rows has its row numbers after a few screens. */
+enum { COUNT_SLICE = 10000, COUNT_MS = 12 };
 
 int spyT_app_init(spyT_app *a, spy_profile *p, double threshold_pct) {
   memset(a, 0, sizeof *a);
@@ -500,6 +502,12 @@ static void pick_body(screen *s, int y0, int h) {
   free(ix);
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 static void status(screen *s, int y) {
   spyT_app *a = s->a;
   spyR_buf *b = &s->line;
@@ -513,7 +521,11 @@ static void status(screen *s, int y) {
     ** (what was counted is kept): until they are, the status says so
     ** and the terminal loop draws again while no key is waiting. */
     size_t row, n;
-    int rc = spyR_tree_position(&a->tree, COUNT_BUDGET, &row, &n);
+    double t0 = now_ms();
+    int rc;
+    while ((rc = spyR_tree_position(&a->tree, COUNT_SLICE, &row, &n)) == 1 &&
+           now_ms() - t0 < COUNT_MS) {
+    }
     a->counting = rc == 1;
     if (rc == 0)
       spyR_buf_printf(b, "%zu/%zu  ? help  q quit", n ? row + 1 : 0, n);
