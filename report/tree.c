@@ -566,6 +566,8 @@ static int count(spyR_tree *t, uint32_t n, size_t *budget) {
 ** before each ancestor, and the ancestors' own rows. */
 static int rows_before(spyR_tree *t, uint32_t n, size_t *budget, size_t *out) {
   size_t r = 0;
+  *out = 0;
+  if (!spyR_tree_visible(t, n)) return 0;
   for (uint32_t a = n; a != t->top; a = t->n[a].parent) {
     uint32_t p = t->n[a].parent;
     int rc = spyR_tree_kids(t, p);

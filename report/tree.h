@@ -239,11 +239,13 @@ SPY_INTERNAL void spyR_tree_scroll(spyR_tree *t, size_t h);
 SPY_INTERNAL uint32_t spyR_tree_screen_row(spyR_tree *t, size_t i);
 
 /* Row numbers. position: the cursor's row number and the number of rows,
-** counting at most `budget` rows not counted before (0: no limit).
-** Returns 0 when both are known, 1 when the budget ran out (what was
-** counted is kept: call again to go on), or SPY_ENOMEM. nrows, row (the
-** node of row r, SPY_NONE past the end) and row_of (the row number of
-** row n) count without a limit. */
+** entering at most about `budget` nodes not counted before (0: no
+** limit; past it the count still completes the node it is in, so every
+** call makes progress). Returns 0 when both are known, 1 when the budget
+** ran out (what was counted is kept: call again to go on), or
+** SPY_ENOMEM. nrows, row (the node of row r, SPY_NONE past the end) and
+** row_of (the row number of row n; 0 when n is not a row) count without
+** a limit. */
 SPY_INTERNAL int spyR_tree_position(spyR_tree *t, size_t budget, size_t *row,
                                     size_t *rows);
 SPY_INTERNAL size_t spyR_tree_nrows(spyR_tree *t);
