@@ -213,10 +213,11 @@ void spyT_invalidate(spyT_app *a) {
 ** match without a count, so a key stays under 50 ms on any view. */
 enum { SEARCH_BUDGET = 200000 };
 
-/* The status line counts rows not counted before for at most COUNT_MS
-** per screen, COUNT_SLICE nodes at a time (some 1-4 ms when their nodes
-** are still to be made, more in the callers view): a view of a million
-** open rows has its row numbers after a few screens. */
+/* The tree's row numbers are counted COUNT_SLICE nodes at a time (some
+** 1-4 ms when their nodes are still to be made, more in the callers
+** view): one slice with each screen, then while no key is waiting
+** (spyT_idle) for at most COUNT_MS a call, so a key pressed meanwhile
+** waits that long at most. */
 enum { COUNT_SLICE = 10000, COUNT_MS = 12 };
 
 int spyT_app_init(spyT_app *a, spy_profile *p, double threshold_pct) {
@@ -517,15 +518,10 @@ static void status(screen *s, int y) {
     spyR_buf_printf(b, "threshold %%: %s", a->input);
   else if (a->msg[0]) spyR_buf_puts(b, a->msg);
   else if (a->view == SPYT_TREE) {
-    /* The row numbers of a huge view are counted a slice per screen
-    ** (what was counted is kept): until they are, the status says so
-    ** and the terminal loop draws again while no key is waiting. */
-    size_t row, n;
-    double t0 = now_ms();
-    int rc;
-    while ((rc = spyR_tree_position(&a->tree, COUNT_SLICE, &row, &n)) == 1 &&
-           now_ms() - t0 < COUNT_MS) {
-    }
+    /* One slice of counting here (a small view is counted at once); the
+    ** rest of a huge one while no key is waiting (spyT_idle). */
+    size_t row = 0, n = 0;
+    int rc = spyR_tree_position(&a->tree, COUNT_SLICE, &row, &n);
     a->counting = rc == 1;
     if (rc == 0)
       spyR_buf_printf(b, "%zu/%zu  ? help  q quit", n ? row + 1 : 0, n);
@@ -536,6 +532,18 @@ static void status(screen *s, int y) {
     spyR_buf_printf(b, "%zu/%zu  ? help  q quit", n ? *spyT_cursor(a) + 1 : 0, n);
   }
   emit(s, y, b, SPYT_A_STATUS, 0, 0, -1, -1);
+}
+
+int spyT_idle(spyT_app *a) {
+  if (!a->counting) return 0;
+  size_t row, n;
+  double t0 = now_ms();
+  int rc;
+  while ((rc = spyR_tree_position(&a->tree, COUNT_SLICE, &row, &n)) == 1 &&
+         now_ms() - t0 < COUNT_MS) {
+  }
+  a->counting = rc == 1;
+  return 1;
 }
 
 void spyT_draw(spyT_app *a, int rows, int cols, spyT_sink sink, void *ud) {
