@@ -8,7 +8,10 @@
 ** spy_profile_leaves; the fully expanded tree of one process is, row for
 ** row and guide for guide, what the text report's walker (report/walk.c)
 ** prints; search finds every matching row of the expanded tree, in
-** reading order, and n/N visit them in order. The screens (tui/view.c)
+** reading order, and n/N visit them in order; with everything expanded
+** and nothing made yet, the rows stepped through, looked up by number,
+** counted on a budget, paged and searched are the eager tree's, row for
+** row. The screens (tui/view.c)
 ** are checked through the same key table the terminal uses. The real
 ** binary in a real terminal is tests/tui/e2e.sh (suite "tui/e2e").
 */
