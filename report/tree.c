@@ -749,14 +749,19 @@ int spyR_tree_refilter(spyR_tree *t) {
 ** Expansion and focus
 ** --------------------------------------------------------------------- */
 
-/* Set n's state (the counts above it are forgotten). */
-static int set1(spyR_tree *t, uint32_t n, int on) {
+/* Set n's state, its count forgotten (not its ancestors'). */
+static int set_state(spyR_tree *t, uint32_t n, int on) {
   uint64_t id = t->n[n].id;
-  int flip = (on != 0) != (t->all_expanded != 0);
-  if ((on != 0) != spyR_tree_expanded(t, n)) forget_counts(t, n);
-  if (flip) return hset_add(&t->flip, id);
+  t->n[n].vis_at = 0;
+  if ((on != 0) != (t->all_expanded != 0)) return hset_add(&t->flip, id);
   hset_del(&t->flip, id);
   return 0;
+}
+
+/* Set n's state (the counts above it are forgotten when it changes). */
+static int set1(spyR_tree *t, uint32_t n, int on) {
+  if ((on != 0) != spyR_tree_expanded(t, n)) forget_counts(t, n);
+  return set_state(t, n, on);
 }
 
 int spyR_tree_set(spyR_tree *t, uint32_t n, int on) {
@@ -766,15 +771,19 @@ int spyR_tree_set(spyR_tree *t, uint32_t n, int on) {
   return rc;
 }
 
-/* Set every node with children that the walk meets to *(int *)ud. */
+/* Set every node with children that the walk meets to *(int *)ud. The
+** walk goes through every ancestor of a node it sets below where it
+** starts, so each node's count is forgotten as it is met (not its whole
+** path each time): the caller forgets the start's path. */
 static int set_visit(spyR_tree *t, uint32_t c, void *ud) {
   int rc = spyR_tree_kids(t, c);
-  if (rc == 0 && t->n[c].nkids) rc = set1(t, c, *(int *)ud);
+  if (rc == 0 && t->n[c].nkids) rc = set_state(t, c, *(int *)ud);
   return rc ? rc : 1;
 }
 
 int spyR_tree_subtree(spyR_tree *t, uint32_t n, int on) {
   if (n >= t->nn) return 0;
+  forget_counts(t, n);
   int rc = set_visit(t, n, &on);
   if (rc > 0) rc = walk(t, n, t->min_ns, set_visit, &on);
   if (!rc) keep_cursor(t);
