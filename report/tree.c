@@ -6,8 +6,9 @@
 ** Every walk below a node goes through walk(): the shown children in
 ** order, depth first, iteratively (a deep recursive profile cannot
 ** overflow the C stack), making children known only where the walk goes
-** into them. Flattening goes into expanded nodes only, so it costs the
-** visible rows; a search or `+` goes into every shown node.
+** into them. A search or `+` goes into every shown node; the rows are not
+** walked at all: row to row is a step through the tree (spyR_tree_next,
+** spyR_tree_prev), and row numbers come from memoized counts (count).
 */
 #include "config.h"
 
@@ -92,6 +93,8 @@ void spyR_tree_init(spyR_tree *t, const spy_profile *p) {
   t->p = p;
   t->process = p && p->nprocesses == 1 ? 0 : SPYR_ALL;
   t->sort = SPYR_SORT_TOTAL;
+  t->cur = t->anchor = SPY_NONE;
+  t->epoch = t->order_epoch = 1;
 }
 
 void spyR_tree_forget(spyR_tree *t) {
@@ -114,7 +117,7 @@ void spyR_tree_free(spyR_tree *t) {
   free(t->flip.slot);
   free(t->focus);
   free(t->fpath);
-  free(t->row);
+  free(t->cpath);
   free(t->query);
   free(t->match);
   free(t->frame_hit);
@@ -232,6 +235,7 @@ fail:
 /* Order node n's children by t->sort (ties: the text report's order). */
 static int sort_one(spyR_tree *t, uint32_t n) {
   uint32_t nk = t->n[n].nkids;
+  if (nk == 1) t->n[t->kid[t->n[n].kids]].sib = 0;
   if (nk < 2) return 0;
   if (t->sort == SPYR_SORT_NAME && frame_ranks(t) < 0) return SPY_ENOMEM;
   skey stackbuf[16];
@@ -259,7 +263,10 @@ static int sort_one(spyR_tree *t, uint32_t n) {
   } else {
     qsort(k, nk, sizeof *k, skey_cmp);
   }
-  for (uint32_t j = 0; j < nk; j++) kid[j] = k[j].node;
+  for (uint32_t j = 0; j < nk; j++) {
+    kid[j] = k[j].node;
+    t->n[kid[j]].sib = j;
+  }
   if (k != stackbuf) free(k);
   return 0;
 }
@@ -275,12 +282,18 @@ static void mark_last(spyR_tree *t, uint32_t n) {
   }
 }
 
+/* Children are made once; they are sorted and marked again when the sort
+** or the threshold changed since (s and T bump t->order_epoch and leave
+** the work to the nodes that are touched afterwards). */
 int spyR_tree_kids(spyR_tree *t, uint32_t n) {
-  if (n >= t->nn || t->n[n].known) return 0;
-  int rc = spyR_tview_expand(t, n);
+  if (n >= t->nn || (t->n[n].known && t->n[n].ord == t->order_epoch))
+    return 0;
+  int rc = t->n[n].known ? 0 : spyR_tview_expand(t, n);
   if (rc == 0) rc = sort_one(t, n);
-  if (rc == 0) mark_last(t, n);
-  return rc;
+  if (rc) return rc;
+  mark_last(t, n);
+  t->n[n].ord = t->order_epoch;
+  return 0;
 }
 
 static int go_in(spyR_tree *t, uint32_t c, void *ud) {
@@ -293,60 +306,7 @@ int spyR_tree_materialize(spyR_tree *t) {
 }
 
 /* ------------------------------------------------------------------------
-** Building
-** --------------------------------------------------------------------- */
-
-static int flatten(spyR_tree *t);
-static int hits(spyR_tree *t);
-static void resolve_top(spyR_tree *t);
-
-static void drop(spyR_tree *t) {
-  t->nn = 0, t->nkid = 0, t->nmem = 0;
-  t->nrows = 0, t->cursor = 0, t->top = 0, t->nmatch = 0;
-}
-
-/* Put the cursor on the row of node id `id`, else on row `row`. */
-static void cursor_to(spyR_tree *t, uint64_t id, size_t row) {
-  t->cursor = row < t->nrows ? row : t->nrows ? t->nrows - 1 : 0;
-  for (size_t r = 0; id && r < t->nrows; r++)
-    if (t->n[t->row[r].node].id == id) {
-      t->cursor = r;
-      return;
-    }
-}
-
-int spyR_tree_build(spyR_tree *t) {
-  const spy_profile *p = t->p;
-  if (!p) return SPY_EINVAL;
-  if (t->process != SPYR_ALL && t->process >= p->nprocesses)
-    return SPY_EINVAL;
-  uint32_t cn = spyR_tree_cur(t);
-  uint64_t cur_id = cn != SPY_NONE ? t->n[cn].id : 0;
-  size_t cur_row = t->cursor;
-  drop(t);
-  int rc = spyR_tview_index(t);
-  if (rc) return rc;
-  t->built_p = p, t->built_process = t->process, t->built_sort = t->sort;
-  t->built_inverted = t->inverted, t->built_collapse = t->collapse;
-  t->base_ns = spyR_base_ns(p);
-  t->min_ns = t->threshold_pct > 0
-                  ? t->threshold_pct / 100.0 * (double)t->base_ns
-                  : 0;
-  if ((rc = spyR_tview_root(t)) == 0 && (rc = hits(t)) == 0) {
-    resolve_top(t);
-    rc = flatten(t);
-  }
-  if (rc) {
-    drop(t);
-    return rc;
-  }
-  cursor_to(t, cur_id, cur_row);
-  t->match_stale = 1;
-  return 0;
-}
-
-/* ------------------------------------------------------------------------
-** Visibility, rows
+** Rows: steps through the tree
 ** --------------------------------------------------------------------- */
 
 int spyR_tree_shown(const spyR_tree *t, uint32_t n) {
@@ -366,62 +326,411 @@ size_t spyR_tree_nshown(spyR_tree *t, uint32_t n) {
 }
 
 uint32_t spyR_tree_cur(const spyR_tree *t) {
-  return t->cursor < t->nrows ? t->row[t->cursor].node : SPY_NONE;
+  return t->cur < t->nn ? t->cur : SPY_NONE;
 }
 
-static int push_row(spyR_tree *t, uint32_t n) {
-  if (t->nrows == t->caprows) {
-    size_t cap = t->caprows ? 2 * t->caprows : 256;
-    spyR_trow *r = realloc(t->row, cap * sizeof *r);
-    if (!r) return SPY_ENOMEM;
-    t->row = r;
-    t->caprows = cap;
+/* Is a row's subtree open: the top always is, below it the expansion. */
+static int open_row(const spyR_tree *t, uint32_t n) {
+  return n == t->top || spyR_tree_expanded(t, n);
+}
+
+/* The first shown child of p from place j on, going by dir (+1 or -1);
+** SPY_NONE when none (or out of memory: t->oom). */
+static uint32_t shown_from(spyR_tree *t, uint32_t p, int64_t j, int dir) {
+  if (spyR_tree_kids(t, p) < 0) {
+    t->oom = 1;
+    return SPY_NONE;
   }
-  uint32_t base = t->n[t->top].depth + 1;
-  t->row[t->nrows++] = (spyR_trow){n, t->n[n].depth - base};
-  return 0;
+  for (; j >= 0 && j < (int64_t)t->n[p].nkids; j += dir) {
+    uint32_t c = t->kid[t->n[p].kids + (uint32_t)j];
+    if (spyR_tree_shown(t, c)) return c;
+  }
+  return SPY_NONE;
 }
 
-static int row_visit(spyR_tree *t, uint32_t c, void *ud) {
-  (void)ud;
-  int rc = push_row(t, c);
-  return rc ? rc : spyR_tree_expanded(t, c);
+/* The last row of n's subtree (n itself when closed or childless). */
+static uint32_t last_below(spyR_tree *t, uint32_t n) {
+  while (open_row(t, n) && spyR_tree_kids(t, n) == 0) {
+    uint32_t c = shown_from(t, n, (int64_t)t->n[n].nkids - 1, -1);
+    if (c == SPY_NONE) break;
+    n = c;
+  }
+  return n;
 }
 
-/* The rows: the shown, expanded part below the top in reading order. */
-static int flatten(spyR_tree *t) {
-  t->nrows = 0;
-  return t->nn ? walk(t, t->top, t->min_ns, row_visit, NULL) : 0;
+uint32_t spyR_tree_first(spyR_tree *t) {
+  return t->nn ? shown_from(t, t->top, 0, 1) : SPY_NONE;
 }
 
-/* Re-flatten, keeping the cursor on the node it was on (or its nearest
-** shown ancestor, or the same row number). */
-static int reflatten(spyR_tree *t) {
-  uint32_t cn = spyR_tree_cur(t);
-  size_t old = t->cursor;
-  int rc = flatten(t);
+uint32_t spyR_tree_last(spyR_tree *t) {
+  if (!t->nn) return SPY_NONE;
+  uint32_t c = spyR_tree_first(t);
+  return c == SPY_NONE ? SPY_NONE : last_below(t, t->top);
+}
+
+uint32_t spyR_tree_next(spyR_tree *t, uint32_t n) {
+  if (n >= t->nn) return SPY_NONE;
+  if (open_row(t, n)) {
+    uint32_t c = shown_from(t, n, 0, 1);
+    if (c != SPY_NONE) return c;
+  }
+  for (; n != t->top && n != SPY_NONE; n = t->n[n].parent) {
+    uint32_t p = t->n[n].parent;
+    /* Children first: sorting p's list may move n (its sib). */
+    if (spyR_tree_kids(t, p) < 0) break;
+    uint32_t c = shown_from(t, p, (int64_t)t->n[n].sib + 1, 1);
+    if (c != SPY_NONE) return c;
+  }
+  return SPY_NONE;
+}
+
+uint32_t spyR_tree_prev(spyR_tree *t, uint32_t n) {
+  if (n >= t->nn || n == t->top) return SPY_NONE;
+  uint32_t p = t->n[n].parent;
+  if (spyR_tree_kids(t, p) < 0) return SPY_NONE;
+  uint32_t c = shown_from(t, p, (int64_t)t->n[n].sib - 1, -1);
+  if (c != SPY_NONE) return last_below(t, c);
+  return p == t->top ? SPY_NONE : p;
+}
+
+uint32_t spyR_tree_step(spyR_tree *t, uint32_t n, long d) {
+  for (; d > 0; d--) {
+    uint32_t x = spyR_tree_next(t, n);
+    if (x == SPY_NONE) break;
+    n = x;
+  }
+  for (; d < 0; d++) {
+    uint32_t x = spyR_tree_prev(t, n);
+    if (x == SPY_NONE) break;
+    n = x;
+  }
+  return n;
+}
+
+int spyR_tree_visible(const spyR_tree *t, uint32_t n) {
+  if (n >= t->nn || n == t->top || !spyR_tree_shown(t, n)) return 0;
+  for (uint32_t a = t->n[n].parent; a != t->top; a = t->n[a].parent)
+    if (a == SPY_NONE || !spyR_tree_shown(t, a) || !spyR_tree_expanded(t, a))
+      return 0;
+  return 1;
+}
+
+uint32_t spyR_tree_row_depth(const spyR_tree *t, uint32_t n) {
+  return t->n[n].depth - t->n[t->top].depth - 1;
+}
+
+/* Does row a come before row b? Up to their common ancestor, then their
+** places under it. */
+static int before(spyR_tree *t, uint32_t a, uint32_t b) {
+  uint32_t x = a, y = b;
+  while (t->n[x].depth > t->n[y].depth) x = t->n[x].parent;
+  while (t->n[y].depth > t->n[x].depth) y = t->n[y].parent;
+  if (x == y) return t->n[a].depth < t->n[b].depth;
+  while (t->n[x].parent != t->n[y].parent)
+    x = t->n[x].parent, y = t->n[y].parent;
+  if (spyR_tree_kids(t, t->n[x].parent) < 0) return 0;
+  return t->n[x].sib < t->n[y].sib;
+}
+
+/* After the rows changed: the cursor on its node, or on the nearest
+** ancestor that is still a row, or on the first row. */
+static void keep_cursor(spyR_tree *t) {
+  uint32_t c = spyR_tree_cur(t);
+  while (c != SPY_NONE && c != t->top && !spyR_tree_visible(t, c))
+    c = t->n[c].parent;
+  t->cur = c == SPY_NONE || c == t->top ? spyR_tree_first(t) : c;
+}
+
+void spyR_tree_move(spyR_tree *t, long d) {
+  uint32_t c = spyR_tree_cur(t);
+  t->cur = c == SPY_NONE ? spyR_tree_first(t) : spyR_tree_step(t, c, d);
+}
+
+void spyR_tree_home(spyR_tree *t) { t->cur = spyR_tree_first(t); }
+
+void spyR_tree_end(spyR_tree *t) { t->cur = spyR_tree_last(t); }
+
+void spyR_tree_scroll(spyR_tree *t, size_t h) {
+  t->screen_h = h;
+  uint32_t c = spyR_tree_cur(t);
+  if (c == SPY_NONE || !h) {
+    t->anchor = spyR_tree_first(t);
+    return;
+  }
+  uint32_t a = t->anchor;
+  if (a >= t->nn || !spyR_tree_visible(t, a)) a = c;
+  /* The cursor within h rows from the anchor? Else the anchor moves:
+  ** to the cursor (above), or so that the cursor is the last row. */
+  uint32_t x = a;
+  size_t i = 0;
+  while (x != c && x != SPY_NONE && ++i < h) x = spyR_tree_next(t, x);
+  if (x != c) a = before(t, c, a) ? c : spyR_tree_step(t, c, -(long)(h - 1));
+  /* No blank lines at the bottom while there are rows above. */
+  x = a;
+  for (i = 1; i < h; i++) {
+    uint32_t y = spyR_tree_next(t, x);
+    if (y == SPY_NONE) break;
+    x = y;
+  }
+  if (i < h) a = spyR_tree_step(t, a, -(long)(h - i));
+  t->anchor = a;
+}
+
+uint32_t spyR_tree_screen_row(spyR_tree *t, size_t i) {
+  uint32_t x = t->anchor < t->nn ? t->anchor : spyR_tree_first(t);
+  while (x != SPY_NONE && i-- > 0) x = spyR_tree_next(t, x);
+  return x;
+}
+
+/* ------------------------------------------------------------------------
+** Rows: counts
+** --------------------------------------------------------------------- */
+
+/* A node's rows when open are forgotten when its expansion or a
+** descendant's changes: forget n and its ancestors. */
+static void forget_counts(spyR_tree *t, uint32_t n) {
+  for (; n != SPY_NONE; n = t->n[n].parent) t->n[n].vis_at = 0;
+}
+
+/* Forget every count (E, C, T, a rebuild). */
+static void new_epoch(spyR_tree *t) {
+  if (++t->epoch == 0) {
+    for (size_t i = 0; i < t->nn; i++) t->n[i].vis_at = 0;
+    t->epoch = 1;
+  }
+}
+
+typedef struct cframe {
+  uint32_t n, j;
+  uint64_t rows;
+} cframe;
+
+/* The rows below n when it is open (t->n[n].vis): each shown child, and
+** the rows below each open one, depth first, iteratively. Children whose
+** count is known are not entered. When budget is not NULL, entering a
+** node costs one of *budget; once that is spent the count goes on to the
+** next node it completes and returns 1: the next call goes down the path
+** already counted (known counts) and on from there, so every call makes
+** progress. Else 0 or SPY_ENOMEM. */
+static int count(spyR_tree *t, uint32_t n, size_t *budget) {
+  if (t->n[n].vis_at == t->epoch) return 0;
+  int rc = spyR_tree_kids(t, n);
   if (rc) return rc;
-  t->cursor = old < t->nrows ? old : t->nrows ? t->nrows - 1 : 0;
-  for (; cn != SPY_NONE && cn != t->top; cn = t->n[cn].parent)
-    for (size_t r = 0; r < t->nrows; r++)
-      if (t->row[r].node == cn) {
-        t->cursor = r;
-        return 0;
+  size_t cap = 64, sp = 0;
+  cframe *stk = malloc(cap * sizeof *stk);
+  if (!stk) return SPY_ENOMEM;
+  stk[sp++] = (cframe){n, 0, 0};
+  int spent = 0;
+  while (sp) {
+    cframe *f = &stk[sp - 1];
+    if (f->j == t->n[f->n].nkids) {
+      uint64_t rows = f->rows;
+      t->n[f->n].vis = (uint32_t)rows;
+      t->n[f->n].vis_at = t->epoch;
+      if (--sp) stk[sp - 1].rows += rows;
+      if (spent && sp) {
+        rc = 1;
+        break;
       }
+      continue;
+    }
+    uint32_t c = t->kid[t->n[f->n].kids + f->j++];
+    if (!spyR_tree_shown(t, c)) continue;
+    f->rows++;
+    if (!spyR_tree_expanded(t, c)) continue;
+    if (t->n[c].vis_at == t->epoch) {
+      f->rows += t->n[c].vis;
+      continue;
+    }
+    if (budget) {
+      if (*budget) (*budget)--;
+      else spent = 1;
+    }
+    if ((rc = spyR_tree_kids(t, c)) != 0) break;
+    if (sp == cap) {
+      cframe *ns = realloc(stk, 2 * cap * sizeof *ns);
+      if (!ns) {
+        rc = SPY_ENOMEM;
+        break;
+      }
+      stk = ns;
+      cap *= 2;
+    }
+    stk[sp++] = (cframe){c, 0, 0};
+  }
+  free(stk);
+  return rc;
+}
+
+/* The rows before row n: up to the top, the rows of the shown siblings
+** before each ancestor, and the ancestors' own rows. */
+static int rows_before(spyR_tree *t, uint32_t n, size_t *budget, size_t *out) {
+  size_t r = 0;
+  *out = 0;
+  if (!spyR_tree_visible(t, n)) return 0;
+  for (uint32_t a = n; a != t->top; a = t->n[a].parent) {
+    uint32_t p = t->n[a].parent;
+    int rc = spyR_tree_kids(t, p);
+    if (rc) return rc;
+    for (uint32_t j = 0; j < t->n[a].sib; j++) {
+      uint32_t c = t->kid[t->n[p].kids + j];
+      if (!spyR_tree_shown(t, c)) continue;
+      r++;
+      if (!spyR_tree_expanded(t, c)) continue;
+      if ((rc = count(t, c, budget)) != 0) return rc;
+      r += t->n[c].vis;
+    }
+    if (p != t->top) r++;
+  }
+  *out = r;
   return 0;
+}
+
+int spyR_tree_position(spyR_tree *t, size_t budget, size_t *row,
+                       size_t *rows) {
+  *row = *rows = 0;
+  if (!t->nn) return 0;
+  size_t b = budget, *bp = budget ? &b : NULL;
+  int rc = count(t, t->top, bp);
+  if (rc) return rc;
+  *rows = t->n[t->top].vis;
+  uint32_t c = spyR_tree_cur(t);
+  return c == SPY_NONE ? 0 : rows_before(t, c, bp, row);
+}
+
+size_t spyR_tree_nrows(spyR_tree *t) {
+  size_t row, rows;
+  if (spyR_tree_position(t, 0, &row, &rows) < 0) t->oom = 1;
+  return rows;
+}
+
+size_t spyR_tree_row_of(spyR_tree *t, uint32_t n) {
+  size_t r = 0;
+  if (n < t->nn && rows_before(t, n, NULL, &r) < 0) t->oom = 1;
+  return r;
+}
+
+uint32_t spyR_tree_row(spyR_tree *t, size_t r) {
+  if (!t->nn) return SPY_NONE;
+  uint32_t n = t->top;
+  for (;;) {
+    if (spyR_tree_kids(t, n) < 0) break;
+    uint32_t into = SPY_NONE;
+    for (uint32_t j = 0; j < t->n[n].nkids && into == SPY_NONE; j++) {
+      uint32_t c = t->kid[t->n[n].kids + j];
+      if (!spyR_tree_shown(t, c)) continue;
+      if (r == 0) return c;
+      size_t size = 1;
+      if (spyR_tree_expanded(t, c)) {
+        if (count(t, c, NULL) < 0) {
+          t->oom = 1;
+          return SPY_NONE;
+        }
+        size += t->n[c].vis;
+      }
+      if (r < size) into = c;
+      else r -= size;
+    }
+    if (into == SPY_NONE) break;
+    r--;
+    n = into;
+  }
+  return SPY_NONE;
+}
+
+/* ------------------------------------------------------------------------
+** Building
+** --------------------------------------------------------------------- */
+
+static int hits(spyR_tree *t);
+static void resolve_top(spyR_tree *t);
+
+static void drop(spyR_tree *t) {
+  t->nn = 0, t->nkid = 0, t->nmem = 0;
+  t->cur = t->anchor = SPY_NONE;
+  t->top = 0, t->nmatch = 0;
+}
+
+/* The ids from the root down to node n into *path (its depth of them). */
+static int id_path(spyR_tree *t, uint32_t n, uint64_t **path, size_t *len,
+                   size_t *cap) {
+  uint32_t d = t->n[n].depth;
+  if (d > *cap) {
+    uint64_t *f = realloc(*path, d * sizeof *f);
+    if (!f) return SPY_ENOMEM;
+    *path = f;
+    *cap = d;
+  }
+  *len = d;
+  for (uint32_t a = n; t->n[a].depth > 0; a = t->n[a].parent)
+    (*path)[t->n[a].depth - 1] = t->n[a].id;
+  return 0;
+}
+
+/* The deepest node down a path of ids from the root (the root when the
+** first id is not there). */
+static uint32_t follow(spyR_tree *t, const uint64_t *path, size_t len) {
+  uint32_t n = 0;
+  for (size_t d = 0; d < len && spyR_tree_kids(t, n) == 0; d++) {
+    uint32_t c = SPY_NONE;
+    for (uint32_t j = 0; j < t->n[n].nkids && c == SPY_NONE; j++)
+      if (t->n[t->kid[t->n[n].kids + j]].id == path[d])
+        c = t->kid[t->n[n].kids + j];
+    if (c == SPY_NONE) break;
+    n = c;
+  }
+  return n;
+}
+
+int spyR_tree_build(spyR_tree *t) {
+  const spy_profile *p = t->p;
+  if (!p) return SPY_EINVAL;
+  if (t->process != SPYR_ALL && t->process >= p->nprocesses)
+    return SPY_EINVAL;
+  /* The cursor is kept by its path of ids, and the screen by the rows
+  ** between its first row and the cursor. */
+  uint32_t cn = spyR_tree_cur(t);
+  t->ncpath = 0;
+  long above = -1;
+  if (cn != SPY_NONE) {
+    if (id_path(t, cn, &t->cpath, &t->ncpath, &t->capcpath)) t->ncpath = 0;
+    uint32_t x = t->anchor;
+    for (long i = 0; x != SPY_NONE && x < t->nn && (size_t)i < t->screen_h;
+         i++, x = spyR_tree_next(t, x))
+      if (x == cn) {
+        above = i;
+        break;
+      }
+  }
+  drop(t);
+  new_epoch(t);
+  int rc = spyR_tview_index(t);
+  if (rc) return rc;
+  t->built_p = p, t->built_process = t->process, t->built_sort = t->sort;
+  t->built_inverted = t->inverted, t->built_collapse = t->collapse;
+  t->base_ns = spyR_base_ns(p);
+  t->min_ns = t->threshold_pct > 0
+                  ? t->threshold_pct / 100.0 * (double)t->base_ns
+                  : 0;
+  if ((rc = spyR_tview_root(t)) == 0 && (rc = hits(t)) == 0) resolve_top(t);
+  if (rc) {
+    drop(t);
+    return rc;
+  }
+  t->cur = t->ncpath ? follow(t, t->cpath, t->ncpath) : SPY_NONE;
+  keep_cursor(t);
+  if (above >= 0 && t->cur != SPY_NONE)
+    t->anchor = spyR_tree_step(t, t->cur, -above);
+  t->match_stale = 1;
+  return t->oom ? SPY_ENOMEM : 0;
 }
 
 int spyR_tree_resort(spyR_tree *t) {
-  if (!t->nn) return 0;
   t->built_sort = t->sort;
-  for (size_t i = 0; i < t->nn; i++)
-    if (t->n[i].known) {
-      int rc = sort_one(t, (uint32_t)i);
-      if (rc) return rc;
-      mark_last(t, (uint32_t)i);
-    }
+  if (!t->nn) return 0;
+  t->order_epoch++;
   t->match_stale = 1;
-  return reflatten(t);
+  return 0;
 }
 
 int spyR_tree_refilter(spyR_tree *t) {
@@ -429,49 +738,65 @@ int spyR_tree_refilter(spyR_tree *t) {
                   ? t->threshold_pct / 100.0 * (double)t->base_ns
                   : 0;
   if (!t->nn) return 0;
-  for (size_t i = 0; i < t->nn; i++)
-    if (t->n[i].known) mark_last(t, (uint32_t)i);
+  t->order_epoch++;
+  new_epoch(t);
   t->match_stale = 1;
-  return reflatten(t);
+  keep_cursor(t);
+  return 0;
 }
 
 /* ------------------------------------------------------------------------
 ** Expansion and focus
 ** --------------------------------------------------------------------- */
 
-/* Set n's state without re-flattening. */
-static int set1(spyR_tree *t, uint32_t n, int on) {
+/* Set n's state, its count forgotten (not its ancestors'). */
+static int set_state(spyR_tree *t, uint32_t n, int on) {
   uint64_t id = t->n[n].id;
-  int flip = (on != 0) != (t->all_expanded != 0);
-  if (flip) return hset_add(&t->flip, id);
+  t->n[n].vis_at = 0;
+  if ((on != 0) != (t->all_expanded != 0)) return hset_add(&t->flip, id);
   hset_del(&t->flip, id);
   return 0;
+}
+
+/* Set n's state (the counts above it are forgotten when it changes). */
+static int set1(spyR_tree *t, uint32_t n, int on) {
+  if ((on != 0) != spyR_tree_expanded(t, n)) forget_counts(t, n);
+  return set_state(t, n, on);
 }
 
 int spyR_tree_set(spyR_tree *t, uint32_t n, int on) {
   if (n >= t->nn) return 0;
   int rc = set1(t, n, on);
-  return rc ? rc : reflatten(t);
+  if (!rc) keep_cursor(t);
+  return rc;
 }
 
-/* Set every node with children that the walk meets to *(int *)ud. */
+/* Set every node with children that the walk meets to *(int *)ud. The
+** walk goes through every ancestor of a node it sets below where it
+** starts, so each node's count is forgotten as it is met (not its whole
+** path each time): the caller forgets the start's path. */
 static int set_visit(spyR_tree *t, uint32_t c, void *ud) {
   int rc = spyR_tree_kids(t, c);
-  if (rc == 0 && t->n[c].nkids) rc = set1(t, c, *(int *)ud);
+  if (rc == 0 && t->n[c].nkids) rc = set_state(t, c, *(int *)ud);
   return rc ? rc : 1;
 }
 
 int spyR_tree_subtree(spyR_tree *t, uint32_t n, int on) {
   if (n >= t->nn) return 0;
+  forget_counts(t, n);
   int rc = set_visit(t, n, &on);
   if (rc > 0) rc = walk(t, n, t->min_ns, set_visit, &on);
-  return rc ? rc : reflatten(t);
+  if (!rc) keep_cursor(t);
+  return rc;
 }
 
+/* E and C: O(1) (the rows are stepped through, and counted, when asked). */
 int spyR_tree_all(spyR_tree *t, int on) {
   t->all_expanded = on != 0;
   hset_clear(&t->flip);
-  return reflatten(t);
+  new_epoch(t);
+  keep_cursor(t);
+  return t->oom ? SPY_ENOMEM : 0;
 }
 
 int spyR_tree_open_heavy(spyR_tree *t, double pct) {
@@ -484,22 +809,8 @@ int spyR_tree_open_heavy(spyR_tree *t, double pct) {
     rc = set_visit(t, 0, &on);
     if (rc > 0) rc = walk(t, 0, min > 0 ? min : 0, set_visit, &on);
   }
-  return rc ? rc : reflatten(t);
-}
-
-/* The focus path: the ids from the root down to node n. */
-static int set_fpath(spyR_tree *t, uint32_t n) {
-  uint32_t d = t->n[n].depth;
-  if (d > t->capfpath) {
-    uint64_t *f = realloc(t->fpath, d * sizeof *f);
-    if (!f) return SPY_ENOMEM;
-    t->fpath = f;
-    t->capfpath = d;
-  }
-  t->nfpath = d;
-  for (uint32_t a = n; t->n[a].depth > 0; a = t->n[a].parent)
-    t->fpath[t->n[a].depth - 1] = t->n[a].id;
-  return 0;
+  if (!rc) keep_cursor(t);
+  return rc;
 }
 
 /* Which node the focus stack resolves to: down the focus path as far as
@@ -507,15 +818,8 @@ static int set_fpath(spyR_tree *t, uint32_t n) {
 static void resolve_top(spyR_tree *t) {
   t->top = 0;
   if (!t->nfocus || !t->nn) return;
-  uint32_t want = t->focus[t->nfocus - 1], n = 0;
-  while (t->n[n].depth < want && spyR_tree_kids(t, n) == 0) {
-    uint32_t c = SPY_NONE, d = t->n[n].depth;
-    for (uint32_t j = 0; j < t->n[n].nkids && c == SPY_NONE; j++)
-      if (t->n[t->kid[t->n[n].kids + j]].id == t->fpath[d])
-        c = t->kid[t->n[n].kids + j];
-    if (c == SPY_NONE) break;
-    n = c;
-  }
+  uint32_t want = t->focus[t->nfocus - 1];
+  uint32_t n = follow(t, t->fpath, want < t->nfpath ? want : t->nfpath);
   size_t i = t->nfocus;
   while (i > 0 && t->focus[i - 1] > t->n[n].depth) i--;
   if (!i) return;
@@ -535,14 +839,14 @@ int spyR_tree_focus(spyR_tree *t, uint32_t n) {
     t->focus = f;
     t->capfocus = cap;
   }
-  if ((rc = set_fpath(t, n)) != 0) return rc;
+  if ((rc = id_path(t, n, &t->fpath, &t->nfpath, &t->capfpath)) != 0)
+    return rc;
   t->focus[t->nfocus++] = t->n[n].depth;
   t->top = n;
   rc = set1(t, n, 1);
-  if (!rc) rc = flatten(t);
-  t->cursor = 0;
+  t->cur = t->anchor = spyR_tree_first(t);
   t->match_stale = 1;
-  return rc;
+  return rc ? rc : t->oom ? SPY_ENOMEM : 0;
 }
 
 int spyR_tree_unfocus(spyR_tree *t) {
@@ -550,12 +854,11 @@ int spyR_tree_unfocus(spyR_tree *t) {
   uint32_t was = t->top;
   t->nfocus--;
   resolve_top(t);
-  int rc = flatten(t);
-  if (rc) return rc;
-  /* Put the cursor back on the node that was focused. */
-  cursor_to(t, t->n[was].id, t->cursor);
+  /* The cursor back on the node that was focused. */
+  t->cur = was;
+  keep_cursor(t);
   t->match_stale = 1;
-  return 0;
+  return t->oom ? SPY_ENOMEM : 0;
 }
 
 static int under_top(const spyR_tree *t, uint32_t n) {
@@ -574,10 +877,9 @@ int spyR_tree_reveal(spyR_tree *t, uint32_t n) {
     int rc = set1(t, a, 1);
     if (rc) return rc;
   }
-  int rc = flatten(t);
-  if (rc) return rc;
-  cursor_to(t, t->n[n].id, t->cursor);
-  return 0;
+  t->cur = n;
+  keep_cursor(t);
+  return t->oom ? SPY_ENOMEM : 0;
 }
 
 uint32_t spyR_tree_find_top(spyR_tree *t, uint32_t frame) {
@@ -835,11 +1137,10 @@ void spyR_tree_label(const spyR_tree *t, uint32_t n, spyR_buf *b) {
 /* The walk.c rule replayed from the outermost ancestor: a tab per level,
 ** "  |" when that ancestor has a later shown sibling, a fresh "[" run past
 ** the wrap. */
-void spyR_tree_guides(const spyR_tree *t, size_t r, unsigned wrap,
+void spyR_tree_guides(spyR_tree *t, uint32_t n, unsigned wrap,
                       spyR_buf *b) {
-  if (r >= t->nrows) return;
-  uint32_t n = t->row[r].node;
-  uint32_t d = t->row[r].depth;
+  if (n >= t->nn || n == t->top) return;
+  uint32_t d = spyR_tree_row_depth(t, n);
   if (!d) return;
   uint32_t stackbuf[256];
   uint32_t *anc = d <= 256 ? stackbuf : malloc(d * sizeof *anc);
@@ -849,6 +1150,10 @@ void spyR_tree_guides(const spyR_tree *t, size_t r, unsigned wrap,
   }
   uint32_t a = t->n[n].parent;
   for (uint32_t i = d; i-- > 0; a = t->n[a].parent) anc[i] = a;
+  /* The `last` marks are made with the children lists: after s or T a
+  ** list not touched since is marked again first. */
+  for (uint32_t i = 0; i < d; i++)
+    if (spyR_tree_kids(t, t->n[anc[i]].parent) < 0) b->oom = 1;
   size_t start = b->len;
   unsigned tabs = 0, wraps = 0;
   for (uint32_t i = 0; i < d; i++) {

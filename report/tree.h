@@ -34,9 +34,17 @@
 ** survive a rebuild: a new snapshot of a live profile, a sort change, a
 ** process switch and back.
 **
-** The visible rows are flattened into an array (row -> node), so paging and
-** drawing any screenful cost O(rows on screen); expansion changes rebuild
-** it in O(visible rows).
+** The visible rows are never listed: a row is a node (the cursor and the
+** first row on screen are nodes), and the row after or before one is
+** found from the node's place among its parent's children, so moving,
+** paging, Home, End and drawing a screen cost the rows on screen times
+** the depth, however many rows there are (E on a million nodes is O(1)).
+** Row numbers (the status line's "row/rows", tests) come from counts of
+** the rows below each node, memoized per node and forgotten only along
+** the path of a change; counting can stop at a budget and resume, so a
+** huge view's count completes over a few keys (or idle time) instead of
+** blocking one. Children are re-sorted and re-marked lazily too (s and T
+** only bump an epoch): a node's list is put in order when it is touched.
 */
 #ifndef SPY_REPORT_TREE_H
 #define SPY_REPORT_TREE_H
@@ -67,6 +75,10 @@ typedef struct spyR_tnode {
   uint32_t src;         /* the first profile node mapped to it (orders ties
                            as the text report does) */
   uint32_t mem, nmem;   /* members: t->mem[mem .. mem+nmem) */
+  uint32_t sib;         /* its place in its parent's (sorted) children */
+  uint32_t ord;         /* the t->order_epoch its children were sorted in */
+  uint32_t vis, vis_at; /* rows below it when open, valid when vis_at is
+                           t->epoch (0: never) */
   unsigned char known;  /* children computed (spyR_tree_kids) */
   unsigned char last;   /* last shown child of its parent (the guides) */
   uint64_t total_ns, self_ns, tallies, self_tallies;
@@ -77,12 +89,6 @@ typedef struct spyR_tnode {
 typedef struct spyR_tmem {
   uint32_t leaf, at;
 } spyR_tmem;
-
-/* One visible row. */
-typedef struct spyR_trow {
-  uint32_t node;
-  uint32_t depth; /* 0 for a child of the top node */
-} spyR_trow;
 
 typedef struct spyR_hset {
   uint64_t *slot; /* 0 is the empty slot; ids are never 0 */
@@ -130,10 +136,16 @@ typedef struct spyR_tree {
   size_t nfpath, capfpath;
   uint32_t top;
 
-  /* Visible rows under the top node, and the cursor's row. */
-  spyR_trow *row;
-  size_t nrows, caprows;
-  size_t cursor;
+  /* Rows: the cursor's node and the first node on screen (SPY_NONE: no
+  ** rows), the screen's height at the last spyR_tree_scroll; the cursor's
+  ** path of ids (kept across a rebuild). epoch: row counts made in
+  ** another epoch are stale (E, C, T, a rebuild bump it); order_epoch:
+  ** child lists sorted in another one are re-sorted when touched. */
+  uint32_t cur, anchor;
+  size_t screen_h;
+  uint64_t *cpath;
+  size_t ncpath, capcpath;
+  uint32_t epoch, order_epoch;
 
   /* Search: the query and the matching nodes in pre-order; match_stale:
   ** the list is out of date (n/N then step through the tree instead).
@@ -197,7 +209,51 @@ SPY_INTERNAL int spyR_tree_materialize(spyR_tree *t);
 /* The node under the cursor (SPY_NONE when there are no rows). */
 SPY_INTERNAL uint32_t spyR_tree_cur(const spyR_tree *t);
 
-/* Expansion. Each re-flattens the rows and keeps the cursor on its node.
+/* Rows. A row is a shown node below the top whose ancestors below the
+** top are all open; rows are in pre-order (reading order). Each of these
+** costs the depth times the children scanned, not the number of rows;
+** SPY_NONE when there is no such row (or out of memory: t->oom).
+**   first, last   the first / last row
+**   next, prev    the row after / before row n
+**   step          d rows from row n (d < 0: up), stopping at either end
+**   visible       is node n a row
+**   row_depth     n's indentation: 0 for a child of the top */
+SPY_INTERNAL uint32_t spyR_tree_first(spyR_tree *t);
+SPY_INTERNAL uint32_t spyR_tree_last(spyR_tree *t);
+SPY_INTERNAL uint32_t spyR_tree_next(spyR_tree *t, uint32_t n);
+SPY_INTERNAL uint32_t spyR_tree_prev(spyR_tree *t, uint32_t n);
+SPY_INTERNAL uint32_t spyR_tree_step(spyR_tree *t, uint32_t n, long d);
+SPY_INTERNAL int spyR_tree_visible(const spyR_tree *t, uint32_t n);
+SPY_INTERNAL uint32_t spyR_tree_row_depth(const spyR_tree *t, uint32_t n);
+
+/* The cursor: d rows down (up when d < 0), to the first or the last row. */
+SPY_INTERNAL void spyR_tree_move(spyR_tree *t, long d);
+SPY_INTERNAL void spyR_tree_home(spyR_tree *t);
+SPY_INTERNAL void spyR_tree_end(spyR_tree *t);
+
+/* The screen: make t->anchor the first row of an h-row screen that shows
+** the cursor (moving it as little as possible, and filling the screen
+** when there are rows enough); then the node on screen row i (SPY_NONE
+** past the last row). */
+SPY_INTERNAL void spyR_tree_scroll(spyR_tree *t, size_t h);
+SPY_INTERNAL uint32_t spyR_tree_screen_row(spyR_tree *t, size_t i);
+
+/* Row numbers. position: the cursor's row number and the number of rows,
+** entering at most about `budget` nodes not counted before (0: no
+** limit; past it the count still completes the node it is in, so every
+** call makes progress). Returns 0 when both are known, 1 when the budget
+** ran out (what was counted is kept: call again to go on), or
+** SPY_ENOMEM. nrows, row (the node of row r, SPY_NONE past the end) and
+** row_of (the row number of row n; 0 when n is not a row) count without
+** a limit. */
+SPY_INTERNAL int spyR_tree_position(spyR_tree *t, size_t budget, size_t *row,
+                                    size_t *rows);
+SPY_INTERNAL size_t spyR_tree_nrows(spyR_tree *t);
+SPY_INTERNAL uint32_t spyR_tree_row(spyR_tree *t, size_t r);
+SPY_INTERNAL size_t spyR_tree_row_of(spyR_tree *t, uint32_t n);
+
+/* Expansion. Each keeps the cursor on its node (or its nearest ancestor
+** that is still a row).
 **   set      expand (on != 0) or collapse node n
 **   subtree  the same for n and every shown node below it (nodes under
 **            the threshold stay as they were: their rows are hidden)
@@ -241,10 +297,10 @@ SPY_INTERNAL int spyR_tree_is_match(const spyR_tree *t, uint32_t n);
 ** root) appended to b. */
 SPY_INTERNAL void spyR_tree_label(const spyR_tree *t, uint32_t n, spyR_buf *b);
 
-/* The `|` guides of row r, as the text report draws them (report/walk.h),
+/* The `|` guides of row n, as the text report draws them (report/walk.h),
 ** appended to b; deeper than `wrap` tabs the prefix restarts with "[". */
-SPY_INTERNAL void spyR_tree_guides(const spyR_tree *t, size_t r,
-                                   unsigned wrap, spyR_buf *b);
+SPY_INTERNAL void spyR_tree_guides(spyR_tree *t, uint32_t n, unsigned wrap,
+                                   spyR_buf *b);
 
 /* Self time per frame over the selected processes, heaviest first, into
 ** *out (malloc'd, *n entries; frames with no self time left out). 0 or

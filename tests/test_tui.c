@@ -8,7 +8,10 @@
 ** spy_profile_leaves; the fully expanded tree of one process is, row for
 ** row and guide for guide, what the text report's walker (report/walk.c)
 ** prints; search finds every matching row of the expanded tree, in
-** reading order, and n/N visit them in order. The screens (tui/view.c)
+** reading order, and n/N visit them in order; with everything expanded
+** and nothing made yet, the rows stepped through, looked up by number,
+** counted on a budget, paged and searched are the eager tree's, row for
+** row. The screens (tui/view.c)
 ** are checked through the same key table the terminal uses. The real
 ** binary in a real terminal is tests/tui/e2e.sh (suite "tui/e2e").
 */
@@ -166,10 +169,10 @@ static void check_tree(const spyR_tree *t) {
 /* With everything expanded and no threshold, the rows at depth 0 plus the
 ** top's self time are the top's total: nothing is lost or counted twice
 ** on screen. */
-static void check_rows(const spyR_tree *t) {
+static void check_rows(spyR_tree *t) {
   uint64_t s = t->n[t->top].self_ns;
-  for (size_t r = 0; r < t->nrows; r++)
-    if (t->row[r].depth == 0) s += t->n[t->row[r].node].total_ns;
+  for (size_t r = 0; r < spyR_tree_nrows(t); r++)
+    if (spyR_tree_row_depth(t, spyR_tree_row(t, r)) == 0) s += t->n[spyR_tree_row(t, r)].total_ns;
   T_EQ_INT(s, t->n[t->top].total_ns);
 }
 
@@ -191,9 +194,9 @@ static void t_totals(void) {
         /* Focus on the heaviest child with children, twice, and back. */
         for (int k = 0; k < 2; k++) {
           uint32_t best = SPY_NONE;
-          for (size_t r = 0; r < t.nrows; r++)
-            if (t.row[r].depth == 0 && t.n[t.row[r].node].nkids) {
-              best = t.row[r].node;
+          for (size_t r = 0; r < spyR_tree_nrows(&t); r++)
+            if (spyR_tree_row_depth(&t, spyR_tree_row(&t, r)) == 0 && t.n[spyR_tree_row(&t, r)].nkids) {
+              best = spyR_tree_row(&t, r);
               break;
             }
           if (best == SPY_NONE) break;
@@ -362,14 +365,14 @@ static void t_matches_report(void) {
     t.threshold_pct = 0.5;
     T_EQ_INT(spyR_tree_build(&t), 0);
     T_EQ_INT(spyR_tree_all(&t, 1), 0);
-    T_EQ_INT(t.nrows, w.n);
+    T_EQ_INT(spyR_tree_nrows(&t), w.n);
     T_ASSERT(w.n > 20);
     spyR_buf g = {0};
-    for (size_t r = 0; r < t.nrows; r++) {
-      T_EQ_INT(t.n[t.row[r].node].frame, w.r[r].frame);
-      T_EQ_INT(t.row[r].depth, w.r[r].depth);
+    for (size_t r = 0; r < spyR_tree_nrows(&t); r++) {
+      T_EQ_INT(t.n[spyR_tree_row(&t, r)].frame, w.r[r].frame);
+      T_EQ_INT(spyR_tree_row_depth(&t, spyR_tree_row(&t, r)), w.r[r].depth);
       spyR_buf_clear(&g);
-      spyR_tree_guides(&t, r, SPYR_WRAP_DEFAULT, &g);
+      spyR_tree_guides(&t, spyR_tree_row(&t, r), SPYR_WRAP_DEFAULT, &g);
       T_EQ_STR(spyR_buf_str(&g), w.r[r].guides);
     }
     spyR_buf_free(&g);
@@ -394,11 +397,11 @@ static void t_search(void) {
     T_EQ_INT(spyR_tree_all(&t, 1), 0);
     /* Brute force over the expanded rows. */
     size_t nexp = 0;
-    uint32_t *exp = malloc((t.nrows + 1) * sizeof *exp);
+    uint32_t *exp = malloc((spyR_tree_nrows(&t) + 1) * sizeof *exp);
     spyR_buf lab = {0};
-    for (size_t r = 0; r < t.nrows; r++) {
+    for (size_t r = 0; r < spyR_tree_nrows(&t); r++) {
       spyR_buf_clear(&lab);
-      spyR_tree_label(&t, t.row[r].node, &lab);
+      spyR_tree_label(&t, spyR_tree_row(&t, r), &lab);
       char low[256], q[64];
       size_t i;
       for (i = 0; lab.s[i] && i < 255; i++)
@@ -410,7 +413,7 @@ static void t_search(void) {
                       (queries[qi][i] >= 'A' && queries[qi][i] <= 'Z' ? 32
                                                                       : 0));
       q[i] = 0;
-      if (strstr(low, q)) exp[nexp++] = t.row[r].node;
+      if (strstr(low, q)) exp[nexp++] = spyR_tree_row(&t, r);
     }
     spyR_buf_free(&lab);
     T_EQ_INT(spyR_tree_all(&t, 0), 0);
@@ -419,7 +422,7 @@ static void t_search(void) {
     for (size_t i = 0; i < nexp; i++) T_EQ_INT(t.match[i], exp[i]);
     if (nexp) {
       /* n from the first row visits every match in order, then wraps. */
-      t.cursor = 0;
+      spyR_tree_home(&t);
       size_t start = spyR_tree_cur(&t) == exp[0] ? 1 : 0;
       for (size_t i = 0; i < nexp + 1; i++) {
         uint32_t m = spyR_tree_next_match(&t, 1);
@@ -442,7 +445,7 @@ static void t_search(void) {
       T_EQ_INT(spyR_tree_search(&u, queries[qi]), nexp);
       T_EQ_INT(spyR_tree_build(&u), 0);
       T_ASSERT(u.match_stale);
-      u.cursor = 0;
+      spyR_tree_home(&u);
       start = u.n[spyR_tree_cur(&u)].id == t.n[exp[0]].id ? 1 : 0;
       for (size_t i = 0; i < nexp + 1; i++) {
         uint32_t m = spyR_tree_next_match(&u, 1);
@@ -470,7 +473,7 @@ static void t_search(void) {
     T_EQ_INT(spyR_tree_build(&v), 0);
     T_EQ_INT(spyR_tree_search(&v, queries[qi]), nexp ? 1 : 0);
     T_ASSERT(v.match_stale);
-    v.cursor = 0;
+    spyR_tree_home(&v);
     uint32_t m = spyR_tree_next_match(&v, 1);
     if (!nexp) T_EQ_INT(m, SPY_NONE);
     else {
@@ -496,17 +499,17 @@ static void t_stable_ids(void) {
   T_EQ_INT(spyR_tree_build(&t), 0);
   T_EQ_INT(spyR_tree_open_heavy(&t, 2.0), 0);
   /* Open the last row with children, put the cursor on the last row. */
-  size_t r = t.nrows;
-  while (r-- > 0 && !spyR_tree_nshown(&t, t.row[r].node)) {
+  size_t r = spyR_tree_nrows(&t);
+  while (r-- > 0 && !spyR_tree_nshown(&t, spyR_tree_row(&t, r))) {
   }
-  T_ASSERT(r < t.nrows);
-  T_EQ_INT(spyR_tree_set(&t, t.row[r].node, 1), 0);
-  t.cursor = t.nrows - 1;
+  T_ASSERT(r < spyR_tree_nrows(&t));
+  T_EQ_INT(spyR_tree_set(&t, spyR_tree_row(&t, r), 1), 0);
+  spyR_tree_end(&t);
   uint64_t cur = t.n[spyR_tree_cur(&t)].id;
-  size_t rows = t.nrows;
+  size_t rows = spyR_tree_nrows(&t);
   t.sort = SPYR_SORT_NAME;
   T_EQ_INT(spyR_tree_resort(&t), 0);
-  T_EQ_INT(t.nrows, rows);
+  T_EQ_INT(spyR_tree_nrows(&t), rows);
   T_EQ_INT(t.n[spyR_tree_cur(&t)].id, cur);
   t.sort = SPYR_SORT_TOTAL;
   T_EQ_INT(spyR_tree_resort(&t), 0);
@@ -515,23 +518,23 @@ static void t_stable_ids(void) {
   spy_profile *q = random_profile(2, 1500, 25, 0);
   t.p = q;
   T_EQ_INT(spyR_tree_build(&t), 0);
-  T_EQ_INT(t.nrows, rows);
+  T_EQ_INT(spyR_tree_nrows(&t), rows);
   T_EQ_INT(t.n[spyR_tree_cur(&t)].id, cur);
   t.process = 1;
   T_EQ_INT(spyR_tree_build(&t), 0);
   t.process = 0;
   T_EQ_INT(spyR_tree_build(&t), 0);
-  T_EQ_INT(t.nrows, rows);
+  T_EQ_INT(spyR_tree_nrows(&t), rows);
   /* Two nested focuses survive a rebuild from the other profile (whose
   ** nodes are made afresh: the focus path is followed down by id), and u
   ** goes back to the outer one, then to the root. */
   uint32_t f1 = SPY_NONE, f2 = SPY_NONE;
-  for (size_t k = 0; k < t.nrows && f1 == SPY_NONE; k++)
-    if (spyR_tree_nshown(&t, t.row[k].node)) f1 = t.row[k].node;
+  for (size_t k = 0; k < spyR_tree_nrows(&t) && f1 == SPY_NONE; k++)
+    if (spyR_tree_nshown(&t, spyR_tree_row(&t, k))) f1 = spyR_tree_row(&t, k);
   T_ASSERT(f1 != SPY_NONE);
   T_EQ_INT(spyR_tree_focus(&t, f1), 0);
-  for (size_t k = 0; k < t.nrows && f2 == SPY_NONE; k++)
-    if (spyR_tree_nshown(&t, t.row[k].node)) f2 = t.row[k].node;
+  for (size_t k = 0; k < spyR_tree_nrows(&t) && f2 == SPY_NONE; k++)
+    if (spyR_tree_nshown(&t, spyR_tree_row(&t, k))) f2 = spyR_tree_row(&t, k);
   T_ASSERT(f2 != SPY_NONE);
   T_EQ_INT(spyR_tree_focus(&t, f2), 0);
   uint64_t id1 = t.n[f1].id, id2 = t.n[f2].id;
@@ -581,7 +584,7 @@ static void t_expansion(void) {
         vis &= want[a];
       rows += (size_t)vis;
     }
-    T_EQ_INT(t.nrows, rows);
+    T_EQ_INT(spyR_tree_nrows(&t), rows);
   }
   free(want);
   spyR_tree_free(&t);
@@ -757,7 +760,7 @@ static void t_lazy_views(void) {
           for (size_t i = 0; i < m.cap; i++)
             want += m.e[i].key && m.e[i].key != 7 &&
                     (double)m.e[i].total >= t.min_ns;
-          T_EQ_INT(t.nrows, want);
+          T_EQ_INT(spyR_tree_nrows(&t), want);
           key = tree_keys(&t);
           /* By depth: the previous sibling's total (UINT64_MAX before the
           ** first child of a row), the key of the row's ancestor. */
@@ -766,8 +769,8 @@ static void t_lazy_views(void) {
           T_ASSERT(at && pk);
           at[1] = UINT64_MAX;
           pk[0] = 7;
-          for (size_t r = 0; r < t.nrows; r++) {
-            uint32_t n = t.row[r].node, d = t.row[r].depth + 1;
+          for (size_t r = 0; r < spyR_tree_nrows(&t); r++) {
+            uint32_t n = spyR_tree_row(&t, r), d = spyR_tree_row_depth(&t, spyR_tree_row(&t, r)) + 1;
             const rent *e = rget(&m, key[n]);
             T_ASSERT(e);
             T_EQ_INT(e->depth, d);
@@ -788,6 +791,174 @@ static void t_lazy_views(void) {
   }
 }
 
+/* The rows without a row list (report/tree.h): after E the rows stepped
+** through one by one (Down from the first, Up from the last), looked up
+** by number, counted a budget at a time, paged and searched are exactly
+** the rows the eager tree lists: every node made first, then flattened
+** the way the browser used to (the shown children in order, into the
+** open ones), compared by node id since the two trees make their nodes
+** in different orders. Over every view (one process and all merged,
+** callers, recursion collapsed), with and without a threshold, sorted by
+** total and re-sorted by name after E (the lazy re-sort). */
+static size_t eager_rows(spyR_tree *t, uint64_t **ids) {
+  T_EQ_INT(spyR_tree_materialize(t), 0);
+  size_t n = 0, cap = 64, sp = 0;
+  *ids = malloc(cap * sizeof **ids);
+  uint32_t *stk = malloc(2 * (t->nn + 1) * sizeof *stk);
+  T_ASSERT(*ids && stk);
+  stk[sp++] = t->top, stk[sp++] = 0;
+  while (sp) {
+    uint32_t p = stk[sp - 2], j = stk[sp - 1];
+    T_EQ_INT(spyR_tree_kids(t, p), 0);
+    if (j == t->n[p].nkids) {
+      sp -= 2;
+      continue;
+    }
+    stk[sp - 1]++;
+    uint32_t c = t->kid[t->n[p].kids + j];
+    if (!spyR_tree_shown(t, c)) continue;
+    if (n == cap) {
+      cap *= 2;
+      *ids = realloc(*ids, cap * sizeof **ids);
+      T_ASSERT(*ids);
+    }
+    (*ids)[n++] = t->n[c].id;
+    if (spyR_tree_expanded(t, c)) stk[sp++] = c, stk[sp++] = 0;
+  }
+  free(stk);
+  return n;
+}
+
+/* A view built and expanded with E, nothing else made. */
+static void lazy_view(spyR_tree *t, spy_profile *p, uint32_t proc, int inv,
+                      int col, double pct, int name) {
+  spyR_tree_init(t, p);
+  t->process = proc;
+  t->inverted = inv;
+  t->collapse = col;
+  t->threshold_pct = pct;
+  T_EQ_INT(spyR_tree_build(t), 0);
+  T_EQ_INT(spyR_tree_all(t, 1), 0);
+  if (name) {
+    t->sort = SPYR_SORT_NAME;
+    T_EQ_INT(spyR_tree_resort(t), 0);
+  }
+}
+
+static void t_lazy_rows(void) {
+  rng = 4242;
+  spy_profile *p = random_profile(3, 2500, 40, 0);
+  const char *query = "method2";
+  size_t views = 0;
+  for (uint32_t proc = 0; proc <= 3; proc++)
+    for (int inv = 0; inv < 2; inv++)
+      for (int col = 0; col < 2; col++)
+        for (int th = 0; th < 2; th++) {
+          uint32_t pr = proc == 3 ? SPYR_ALL : proc;
+          double pct = th ? 0.5 : 0;
+          int name = (proc + (uint32_t)inv + (uint32_t)col) % 2;
+          spyR_tree e;
+          lazy_view(&e, p, pr, inv, col, pct, name);
+          uint64_t *want;
+          size_t n = eager_rows(&e, &want);
+          spyR_tree_free(&e);
+          if (!n) continue;
+          views++;
+          /* Down from the first row, and the rows by number. */
+          spyR_tree t;
+          lazy_view(&t, p, pr, inv, col, pct, name);
+          size_t made = t.nn;
+          if (!th) T_ASSERT(made * 4 < n); /* E made next to nothing */
+          size_t k = 0;
+          for (uint32_t x = spyR_tree_first(&t); x != SPY_NONE;
+               x = spyR_tree_next(&t, x), k++) {
+            T_ASSERT(k < n);
+            T_EQ_INT(t.n[x].id, want[k]);
+          }
+          T_EQ_INT(k, n);
+          T_EQ_INT(spyR_tree_nrows(&t), n);
+          for (size_t r = 0; r < n; r++) {
+            uint32_t x = spyR_tree_row(&t, r);
+            T_ASSERT(x != SPY_NONE);
+            T_EQ_INT(t.n[x].id, want[r]);
+            T_EQ_INT(spyR_tree_row_of(&t, x), r);
+          }
+          T_EQ_INT(spyR_tree_row(&t, n), SPY_NONE);
+          spyR_tree_free(&t);
+          /* End right after E, then Up to the first row. */
+          lazy_view(&t, p, pr, inv, col, pct, name);
+          spyR_tree_end(&t);
+          T_EQ_INT(t.n[spyR_tree_cur(&t)].id, want[n - 1]);
+          T_EQ_INT(spyR_tree_prev(&t, spyR_tree_first(&t)), SPY_NONE);
+          k = n;
+          for (uint32_t x = spyR_tree_cur(&t); x != SPY_NONE;
+               x = spyR_tree_prev(&t, x)) {
+            T_ASSERT(k > 0);
+            T_EQ_INT(t.n[x].id, want[--k]);
+          }
+          T_EQ_INT(k, 0);
+          /* The row numbers a budget at a time: every call makes progress
+          ** (at most one call per row), and they end where they should. */
+          spyR_tree_end(&t);
+          size_t row, rows, calls = 0;
+          int rc;
+          while ((rc = spyR_tree_position(&t, 3, &row, &rows)) == 1)
+            T_ASSERT(++calls <= n);
+          T_EQ_INT(rc, 0);
+          T_EQ_INT(rows, n);
+          T_EQ_INT(row, n - 1);
+          /* A 7-row screen after End shows the last 7 rows. */
+          spyR_tree_scroll(&t, 7);
+          for (size_t i = 0; i < 7; i++) {
+            uint32_t x = spyR_tree_screen_row(&t, i);
+            if (n < 7 + i + 1 && i >= n) T_EQ_INT(x, SPY_NONE);
+            else T_EQ_INT(t.n[x].id, want[(n > 7 ? n - 7 : 0) + i]);
+          }
+          spyR_tree_free(&t);
+          /* PgDn and PgUp (23 rows) from Home right after E. */
+          lazy_view(&t, p, pr, inv, col, pct, name);
+          spyR_tree_home(&t);
+          size_t at = 0;
+          for (int i = 0; i < 3; i++) {
+            spyR_tree_move(&t, 23);
+            at = at + 23 < n ? at + 23 : n - 1;
+            T_EQ_INT(t.n[spyR_tree_cur(&t)].id, want[at]);
+          }
+          spyR_tree_move(&t, -23);
+          at = at >= 23 ? at - 23 : 0;
+          T_EQ_INT(t.n[spyR_tree_cur(&t)].id, want[at]);
+          spyR_tree_free(&t);
+          /* `/` right after E: the matches are the rows whose label has
+          ** the query, in row order; n from Home lands on the first after
+          ** row 0, at its row number. */
+          lazy_view(&t, p, pr, inv, col, pct, name);
+          spyR_tree_home(&t);
+          int nm = spyR_tree_search(&t, query);
+          T_ASSERT(nm >= 0);
+          size_t expect = 0, first = SIZE_MAX, second = SIZE_MAX;
+          for (size_t r = 0; r < n; r++) {
+            uint32_t x = spyR_tree_row(&t, r);
+            if (!spyR_tree_is_match(&t, x)) continue;
+            expect++;
+            if (first == SIZE_MAX) first = r;
+            else if (second == SIZE_MAX) second = r;
+          }
+          T_EQ_INT(nm, expect);
+          if (expect) {
+            size_t to = first > 0 || second == SIZE_MAX ? first : second;
+            uint32_t m = spyR_tree_next_match(&t, 1);
+            T_ASSERT(m != SPY_NONE);
+            T_EQ_INT(spyR_tree_reveal(&t, m), 0);
+            T_EQ_INT(t.n[spyR_tree_cur(&t)].id, want[to]);
+            T_EQ_INT(spyR_tree_row_of(&t, spyR_tree_cur(&t)), to);
+          }
+          spyR_tree_free(&t);
+          free(want);
+        }
+  T_ASSERT(views >= 24);
+  spy_profile_free(p);
+}
+
 /* A profile whose sibling links loop is an error, not a hang. */
 static void t_cycle(void) {
   spy_profile *p = random_profile(1, 50, 10, 0);
@@ -797,7 +968,7 @@ static void t_cycle(void) {
   spyR_tree t;
   spyR_tree_init(&t, p);
   T_EQ_INT(spyR_tree_build(&t), SPY_EFORMAT);
-  T_EQ_INT(t.nrows, 0);
+  T_EQ_INT(spyR_tree_nrows(&t), 0);
   spyR_tree_free(&t);
   spy_profile_free(p);
 }
@@ -864,12 +1035,12 @@ static void t_screens(void) {
   T_ASSERT(seen >= 5); /* Tree Leaves Primitives Steps GC at least */
   /* T 100: nothing left on screen, but no crash; T 0 shows all. */
   keys(&a, "T100\n");
-  T_EQ_INT(a.tree.nrows, 0);
+  T_EQ_INT(spyR_tree_nrows(&a.tree), 0);
   s = spyT_dump(&a, 15, 60);
   T_ASSERT(strstr(s, "nothing above the threshold"));
   free(s);
   keys(&a, "T0\nE");
-  T_ASSERT(a.tree.nrows > 100);
+  T_ASSERT(spyR_tree_nrows(&a.tree) > 100);
   /* A tiny screen draws without crashing. */
   s = spyT_dump(&a, 3, 10);
   T_ASSERT(s);
@@ -901,7 +1072,7 @@ static void t_empty(void) {
   free(s);
   /* A snapshot with a process replaces it. */
   T_EQ_INT(spyT_app_set_profile(&a, random_profile(1, 200, 10, 1)), 0);
-  T_ASSERT(a.tree.nrows > 0);
+  T_ASSERT(spyR_tree_nrows(&a.tree) > 0);
   spyT_app_free(&a);
 }
 
@@ -929,6 +1100,7 @@ const struct spy_test t_tui[] = {
   {"tree_cycle", t_cycle, 0},
   {"tree_expansion", t_expansion, 0},
   {"tree_lazy_views", t_lazy_views, 0},
+  {"tree_lazy_rows", t_lazy_rows, 0},
   {"screens", t_screens, 0},
   {"empty", t_empty, 0},
   {"e2e", t_e2e, 900},

@@ -134,6 +134,10 @@ static const char *node_label(spyT_app *a, uint32_t n) {
 }
 
 static void move(spyT_app *a, long d) {
+  if (a->view == SPYT_TREE) {
+    spyR_tree_move(&a->tree, d);
+    return;
+  }
   size_t n = spyT_count(a), *c = spyT_cursor(a);
   if (!n) return;
   long to = (long)*c + d;
@@ -206,7 +210,7 @@ static void invert(spyT_app *a) {
   if (c == SPY_NONE) {
     say(a, "callers view (leaves by self time)%s",
         frame == SPY_NONE ? "" : "; the selected method has no self time");
-    t->cursor = 0;
+    spyR_tree_home(t);
     return;
   }
   oops(a, spyR_tree_set(t, c, 1));
@@ -252,11 +256,7 @@ static void tree_open(spyT_app *a, action act) {
       oops(a, spyR_tree_set(t, n, 0));
     } else {
       uint32_t par = t->n[n].parent;
-      for (size_t r = t->cursor; par != t->top && r-- > 0;)
-        if (t->row[r].node == par) {
-          t->cursor = r;
-          break;
-        }
+      if (par != t->top && par != SPY_NONE) t->cur = par;
     }
     break;
   case A_SUB_OPEN: oops(a, spyR_tree_subtree(t, n, 1)); break;
@@ -353,7 +353,7 @@ static int pick_key(spyT_app *a, int key) {
       free(ix);
     }
     a->tree.process = proc;
-    a->tree.cursor = 0;
+    spyR_tree_home(&a->tree);
     a->picked = 1;
     rebuild(a);
     say(a, "%s", proc == SPYR_ALL ? "all processes merged"
@@ -395,8 +395,14 @@ int spyT_key(spyT_app *a, int key) {
   case A_DOWN: move(a, 1); break;
   case A_PGUP: move(a, -page); break;
   case A_PGDN: move(a, page); break;
-  case A_HOME: *spyT_cursor(a) = 0; break;
-  case A_END: move(a, (long)spyT_count(a)); break;
+  case A_HOME:
+    if (tree) spyR_tree_home(t);
+    else *spyT_cursor(a) = 0;
+    break;
+  case A_END:
+    if (tree) spyR_tree_end(t);
+    else move(a, (long)spyT_count(a));
+    break;
   case A_OPEN:
   case A_CLOSE:
   case A_TOGGLE:
@@ -491,6 +497,13 @@ int spyT_click(spyT_app *a, int y, int x, int twice) {
     return SPYT_NOTHING;
   }
   if (y < SPYT_BODY_Y || y >= SPYT_BODY_Y + a->body) return SPYT_NOTHING;
+  if (a->view == SPYT_TREE) {
+    uint32_t n = spyR_tree_screen_row(&a->tree, (size_t)(y - SPYT_BODY_Y));
+    if (n == SPY_NONE) return SPYT_NOTHING;
+    int again = a->tree.cur == n;
+    a->tree.cur = n;
+    return again || twice ? spyT_key(a, SPYT_K_ENTER) : SPYT_REDRAW;
+  }
   size_t r = a->scroll[a->view] + (size_t)(y - SPYT_BODY_Y);
   if (r >= spyT_count(a)) return SPYT_NOTHING;
   size_t *c = spyT_cursor(a);

@@ -158,9 +158,12 @@ int spyT_run(spyT_app *a, FILE *tty_out, spyT_poll_fn poll, void *ud) {
       refresh();
       redraw = 0;
     }
-    timeout(poll ? 250 : -1);
+    /* While the tree's rows are being counted, a slice of that whenever
+    ** no key is waiting. */
+    timeout(a->counting ? 0 : poll ? 250 : -1);
     int ch = getch();
     if (ch == ERR) {
+      if (spyT_idle(a)) redraw = 1;
       if (poll && poll(ud, a)) redraw = 1;
       continue;
     }

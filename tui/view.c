@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const view_name[SPYT_NVIEWS] = {
   "Tree", "Leaves", "Primitives", "Native", "Steps", "GC", "Regions"};
@@ -194,12 +195,10 @@ int spyT_ensure_view(spyT_app *a, int v) {
 }
 
 size_t spyT_count(const spyT_app *a) {
-  return a->view == SPYT_TREE ? a->tree.nrows : a->lines[a->view].n;
+  return a->view == SPYT_TREE ? 0 : a->lines[a->view].n;
 }
 
-size_t *spyT_cursor(spyT_app *a) {
-  return a->view == SPYT_TREE ? &a->tree.cursor : &a->sel[a->view];
-}
+size_t *spyT_cursor(spyT_app *a) { return &a->sel[a->view]; }
 
 void spyT_invalidate(spyT_app *a) {
   for (int v = 0; v < SPYT_NVIEWS; v++) a->built[v] = 0;
@@ -213,6 +212,13 @@ void spyT_invalidate(spyT_app *a) {
 ** a node costs about 0.1 us: some 20 ms); past it n/N step to the next
 ** match without a count, so a key stays under 50 ms on any view. */
 enum { SEARCH_BUDGET = 200000 };
+
+/* The tree's row numbers are counted COUNT_SLICE nodes at a time (some
+** 1-4 ms when their nodes are still to be made, more in the callers
+** view): one slice with each screen, then while no key is waiting
+** (spyT_idle) for at most COUNT_MS a call, so a key pressed meanwhile
+** waits that long at most. */
+enum { COUNT_SLICE = 10000, COUNT_MS = 12 };
 
 int spyT_app_init(spyT_app *a, spy_profile *p, double threshold_pct) {
   memset(a, 0, sizeof *a);
@@ -403,23 +409,22 @@ static void tree_body(screen *s, int y0, int h) {
   int left = s->cols - right;
   unsigned wrap = left >= 60 ? (unsigned)(left - 36) / 3 : 8;
   if (wrap > SPYR_WRAP_DEFAULT) wrap = SPYR_WRAP_DEFAULT;
-  for (int i = 0; i < h; i++) {
-    size_t r = a->scroll[SPYT_TREE] + (size_t)i;
+  uint32_t n = t->anchor;
+  for (int i = 0; i < h; i++, n = n == SPY_NONE ? n : spyR_tree_next(t, n)) {
     spyR_buf_clear(b);
-    if (r >= t->nrows) {
-      if (r == 0 && i == 0)
+    if (n == SPY_NONE) {
+      if (i == 0)
         spyR_buf_puts(b, t->nn ? "(nothing above the threshold: T)"
                                : "(empty profile)");
       emit(s, y0 + i, b, SPYT_A_TEXT, 0, 0, -1, -1);
       continue;
     }
-    uint32_t n = t->row[r].node;
     /* The marker in a fixed column, then the report's row (counting the
     ** children may make them, moving t->n: nd after). */
     int kids = spyR_tree_nshown(t, n) > 0;
     const spyR_tnode *nd = &t->n[n];
     spyR_buf_puts(b, !kids ? "  " : spyR_tree_expanded(t, n) ? "- " : "+ ");
-    spyR_tree_guides(t, r, wrap, b);
+    spyR_tree_guides(t, n, wrap, b);
     pct_ms(b, nd->total_ns, t->base_ns);
     spyR_buf_puts(b, "  ");
     int at = (int)b->len;
@@ -433,7 +438,7 @@ static void tree_body(screen *s, int y0, int h) {
                         spyR_fmt_fixed(n1, (double)nd->self_ns / 1e6, 1));
       spyR_buf_printf(b, "%*s", TALLY_W, spyR_fmt_group(n2, nd->tallies));
     }
-    emit(s, y0 + i, b, SPYT_A_TEXT, r == t->cursor,
+    emit(s, y0 + i, b, SPYT_A_TEXT, n == t->cur,
          spyR_tree_is_match(t, n), at, kind);
   }
 }
@@ -498,6 +503,12 @@ static void pick_body(screen *s, int y0, int h) {
   free(ix);
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 static void status(screen *s, int y) {
   spyT_app *a = s->a;
   spyR_buf *b = &s->line;
@@ -506,11 +517,33 @@ static void status(screen *s, int y) {
   else if (a->mode == SPYT_THRESHOLD)
     spyR_buf_printf(b, "threshold %%: %s", a->input);
   else if (a->msg[0]) spyR_buf_puts(b, a->msg);
-  else {
+  else if (a->view == SPYT_TREE) {
+    /* One slice of counting here (a small view is counted at once); the
+    ** rest of a huge one while no key is waiting (spyT_idle). */
+    size_t row = 0, n = 0;
+    int rc = spyR_tree_position(&a->tree, COUNT_SLICE, &row, &n);
+    a->counting = rc == 1;
+    if (rc == 0)
+      spyR_buf_printf(b, "%zu/%zu  ? help  q quit", n ? row + 1 : 0, n);
+    else
+      spyR_buf_puts(b, "counting rows...  ? help  q quit");
+  } else {
     size_t n = spyT_count(a);
     spyR_buf_printf(b, "%zu/%zu  ? help  q quit", n ? *spyT_cursor(a) + 1 : 0, n);
   }
   emit(s, y, b, SPYT_A_STATUS, 0, 0, -1, -1);
+}
+
+int spyT_idle(spyT_app *a) {
+  if (!a->counting) return 0;
+  size_t row, n;
+  double t0 = now_ms();
+  int rc;
+  while ((rc = spyR_tree_position(&a->tree, COUNT_SLICE, &row, &n)) == 1 &&
+         now_ms() - t0 < COUNT_MS) {
+  }
+  a->counting = rc == 1;
+  return 1;
 }
 
 void spyT_draw(spyT_app *a, int rows, int cols, spyT_sink sink, void *ud) {
@@ -521,11 +554,16 @@ void spyT_draw(spyT_app *a, int rows, int cols, spyT_sink sink, void *ud) {
   a->body = h;
   if (a->view != SPYT_TREE && spyT_ensure_view(a, a->view) < 0) a->view = SPYT_TREE;
   /* Keep the cursor on the screen. */
-  size_t *sc = &a->scroll[a->view], c = *spyT_cursor(a);
-  if (c < *sc) *sc = c;
-  if (h > 0 && c >= *sc + (size_t)h) *sc = c - (size_t)h + 1;
-  if (*sc + (size_t)h > spyT_count(a))
-    *sc = spyT_count(a) > (size_t)h ? spyT_count(a) - (size_t)h : 0;
+  a->counting = 0;
+  if (a->view == SPYT_TREE) {
+    spyR_tree_scroll(&a->tree, (size_t)(rows < SPYT_BODY_Y + 2 ? rows - 1 : h));
+  } else {
+    size_t *sc = &a->scroll[a->view], c = *spyT_cursor(a);
+    if (c < *sc) *sc = c;
+    if (h > 0 && c >= *sc + (size_t)h) *sc = c - (size_t)h + 1;
+    if (*sc + (size_t)h > spyT_count(a))
+      *sc = spyT_count(a) > (size_t)h ? spyT_count(a) - (size_t)h : 0;
+  }
   if (rows < SPYT_BODY_Y + 2) {
     /* Too small for the frame: the body and the status line only. */
     for (int i = 0; i < rows - 1; i++) put(&s, i, SPYT_A_TEXT, "");

@@ -71,6 +71,7 @@ typedef struct spyT_app {
   size_t sel[SPYT_NVIEWS], scroll[SPYT_NVIEWS];
   size_t help_scroll, pick;
   int body;              /* body rows at the last draw */
+  int counting;          /* the tree's rows are not all counted yet */
   char input[256];
   size_t ninput;
   char msg[512];
@@ -93,6 +94,12 @@ int spyT_app_set_profile(spyT_app *a, spy_profile *p);
 ** bottom (rows lines, each at most cols columns). */
 void spyT_draw(spyT_app *a, int rows, int cols, spyT_sink sink, void *ud);
 
+/* Work for when no key is waiting: count the tree's rows for a slice of
+** time (the status line shows "row/rows" once they are counted). Returns
+** 1 when the screen should be drawn again; a->counting stays set while
+** there is more to do. */
+int spyT_idle(spyT_app *a);
+
 /* The screen as plain text, one line each (malloc'd), for tests. */
 char *spyT_dump(spyT_app *a, int rows, int cols);
 
@@ -107,7 +114,8 @@ int spyT_has_view(const spyT_app *a, int v);
 int spyT_ensure_view(spyT_app *a, int v);
 void spyT_invalidate(spyT_app *a);
 
-/* The current view's number of rows, and its cursor. */
+/* A list view's number of rows, and its cursor (the tree's rows and
+** cursor are nodes: report/tree.h). */
 size_t spyT_count(const spyT_app *a);
 size_t *spyT_cursor(spyT_app *a);
 
