@@ -39,6 +39,7 @@ extern const struct spy_test t_core[], t_core_exact[], t_profile[],
     t_st_hostile[], t_native[], t_contract[],
     t_cli[], t_export[], t_tui[], t_json[], t_runner[], t_selftest[], t_mark[], t_lua[],
     t_arch[], t_steps[];
+extern const struct spy_test t_report_walk[], t_report_export[];
 
 /* SERIAL: the tests whose names start with one of its space-separated
 ** prefixes run alone, after the others ("" all, NULL none): they compare
@@ -58,6 +59,8 @@ static const struct {
   {"profile", t_profile, NULL, 0},
   {"profile", t_profile_bad, NULL, 0},
   {"report", t_report, NULL, 0},
+  {"report", t_report_walk, NULL, 0},
+  {"report", t_report_export, NULL, 0},
   {"cost", t_cost, NULL, 0},
   {"st", t_st, NULL, 0},
   {"st", t_st_hostile, NULL, 0},
