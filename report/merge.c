@@ -18,6 +18,7 @@
 
 #include "profile/profile.h"
 #include "report/format.h"
+#include "report/walk.h"
 #include <spyon/report.h>
 
 #include <stdlib.h>
@@ -384,18 +385,6 @@ done:
   return rc;
 }
 
-/* Children heaviest first (total_ns, then index), as the model promises. */
-typedef struct kid {
-  uint64_t total;
-  uint32_t node;
-} kid;
-
-static int kid_cmp(const void *a, const void *b) {
-  const kid *x = a, *y = b;
-  if (x->total != y->total) return x->total < y->total ? 1 : -1;
-  return x->node < y->node ? -1 : x->node > y->node;
-}
-
 static int step_cmp(const void *a, const void *b) {
   const spy_step *x = a, *y = b;
   return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
@@ -405,24 +394,6 @@ static int native_cmp(const void *a, const void *b) {
   const spy_native *x = a, *y = b;
   if (x->prim != y->prim) return x->prim < y->prim ? -1 : 1;
   return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
-}
-
-static int relink(vec *nodes) {
-  spy_node *nd = nodes->a;
-  kid *k = malloc((nodes->n + 1) * sizeof *k);
-  if (!k) return SPY_ENOMEM;
-  for (size_t i = 0; i < nodes->n; i++) {
-    size_t c = 0;
-    for (uint32_t x = nd[i].first_child; x != SPY_NONE; x = nd[x].next_sibling)
-      k[c++] = (kid){nd[x].total_ns, x};
-    if (c < 2) continue;
-    qsort(k, c, sizeof *k, kid_cmp);
-    nd[i].first_child = k[0].node;
-    for (size_t j = 0; j < c; j++)
-      nd[k[j].node].next_sibling = j + 1 < c ? k[j + 1].node : SPY_NONE;
-  }
-  free(k);
-  return 0;
 }
 
 /* Copy the merged arrays into a new profile's arena. */
@@ -550,7 +521,7 @@ int spy_profile_merge(const spy_profile *const *in, size_t n, spy_profile **out)
   m.native = (vec)VEC(spy_native);
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) rc = add(&m, in[i]);
-  if (rc == 0) rc = relink(&m.node);
+  if (rc == 0) rc = spyR_sort_siblings(m.node.a, m.node.n);
   if (rc == 0) rc = build(&m, in, n, maxsteps, out);
   smap_free(&m.frames);
   smap_free(&m.procs);
