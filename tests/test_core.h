@@ -106,4 +106,11 @@ static inline spy_profile *run_std(spy_profiler *p, gt_host **hout,
   return pr;
 }
 
+/* Free what a test ran: the profile, the host and the profiler. */
+static inline void run_free(spy_profiler *p, gt_host *h, spy_profile *pr) {
+  spy_profile_free(pr);
+  gt_free(h);
+  T_EQ_INT(spy_profiler_free(p), 0);
+}
+
 #endif
