@@ -211,14 +211,7 @@ static void totals_wall(void) {
   T_EQ_INT(pr->mode, SPY_MODE_POLL);
   T_ASSERT(pr->tallies > 0);
   T_ASSERT((double)pr->tallies <= wall / 1e5 + 2);
-  /* Per node: total = self + children's totals. */
-  for (size_t i = 0; i < pr->nnodes; i++) {
-    uint64_t c = pr->nodes[i].self_ns;
-    for (uint32_t k = pr->nodes[i].first_child; k != SPY_NONE;
-         k = pr->nodes[k].next_sibling)
-      c += pr->nodes[k].total_ns;
-    T_EQ_INT(c, pr->nodes[i].total_ns);
-  }
+  totals_add_up(pr);
   run_free(p, h, pr);
 }
 

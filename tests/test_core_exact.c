@@ -462,13 +462,7 @@ static void restart_continues(void) {
       spy_profile *mid = NULL;
       T_EQ_INT(spy_profile_take(p, &mid), 0);
       T_ASSERT(mid->tallies > 0 && mid->nprocesses == 1);
-      for (size_t i = 0; i < mid->nnodes; i++) {
-        uint64_t c = mid->nodes[i].self_ns;
-        for (uint32_t j = mid->nodes[i].first_child; j != SPY_NONE;
-             j = mid->nodes[j].next_sibling)
-          c += mid->nodes[j].total_ns;
-        T_EQ_INT(c, mid->nodes[i].total_ns);
-      }
+      totals_add_up(mid);
       spy_profile_free(mid);
     }
     T_EQ_INT(spy_stop(p), 0);
