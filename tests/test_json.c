@@ -119,6 +119,17 @@ static json_t *load(const char *path) {
   return j;
 }
 
+/* The JSON that `spyon ARGS` prints, run in the test's directory (the
+** command must succeed). */
+static json_t *spyon_json(const char *args) {
+  char cmd[9000], path[4200];
+  snprintf(cmd, sizeof cmd, "cd '%s' && '%s/spyon' %s > out.json", t_tmpdir(),
+           t_builddir, args);
+  T_EQ_INT(t_run(cmd, NULL), 0);
+  snprintf(path, sizeof path, "%s/out.json", t_tmpdir());
+  return load(path);
+}
+
 /* Whether the array A holds an object whose "name" is NAME. */
 static int has_name(json_t *a, const char *name) {
   size_t i;
@@ -153,17 +164,10 @@ static void hostile_profile(const char *path) {
 }
 
 static void t_report(void) {
-  char spy[4200], cmd[9000];
+  char spy[4200];
   snprintf(spy, sizeof spy, "%s/h.spy", t_tmpdir());
   hostile_profile(spy);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && '%s/spyon' report h.spy --format json > r.json && "
-           "'%s/spyon' report h.spy --format speedscope > s.json",
-           t_tmpdir(), t_builddir, t_builddir);
-  T_EQ_INT(t_run(cmd, NULL), 0);
-  char path[4200];
-  snprintf(path, sizeof path, "%s/r.json", t_tmpdir());
-  json_t *j = load(path);
+  json_t *j = spyon_json("report h.spy --format json");
   json_t *fr = json_object_get(j, "frames");
   T_ASSERT(has_name(fr, CTL_NAME));
   T_ASSERT(has_name(fr, BAD_JSON));
@@ -178,8 +182,7 @@ static void t_report(void) {
   T_EQ_INT(json_integer_value(json_object_get(loc, "frame")), 7);
   T_EQ_STR(json_string_value(json_object_get(loc, "addr")), "0x1234");
   json_decref(j);
-  snprintf(path, sizeof path, "%s/s.json", t_tmpdir());
-  j = load(path);
+  j = spyon_json("report h.spy --format speedscope");
   fr = json_object_get(json_object_get(j, "shared"), "frames");
   T_ASSERT(has_name(fr, CTL_NAME));
   T_ASSERT(has_name(fr, BAD_JSON));
@@ -187,7 +190,7 @@ static void t_report(void) {
 }
 
 static void t_costs(void) {
-  char path[4200], cmd[9000];
+  char path[4200];
   /* A CSV whose primitive names are quoted fields with the bytes above
   ** (a quote doubled, as CSV writes it; no newline, which ends a row). */
   snprintf(path, sizeof path, "%s/h.csv", t_tmpdir());
@@ -200,13 +203,7 @@ static void t_costs(void) {
     fprintf(f, "\"%s\",%d,%d\n", BAD_NAME, i, 50 + 3 * i * i);
   }
   fclose(f);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && '%s/spyon' costs h.csv --format json --bootstrap 20 "
-           "> c.json",
-           t_tmpdir(), t_builddir);
-  T_EQ_INT(t_run(cmd, NULL), 0);
-  snprintf(path, sizeof path, "%s/c.json", t_tmpdir());
-  json_t *j = load(path);
+  json_t *j = spyon_json("costs h.csv --format json --bootstrap 20");
   json_t *pr = json_object_get(j, "primitives");
   T_EQ_INT(json_array_size(pr), 2);
   T_ASSERT(has_name(pr, "ctl\x01\x02\x1f tab\t quote\" bs\\ del\x7f"));
@@ -216,13 +213,7 @@ static void t_costs(void) {
   char spy[4200];
   snprintf(spy, sizeof spy, "%s/h.spy", t_tmpdir());
   hostile_profile(spy);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && '%s/spyon' costs h.spy --format json --min-calls 2 "
-           "> p.json",
-           t_tmpdir(), t_builddir);
-  T_EQ_INT(t_run(cmd, NULL), 0);
-  snprintf(path, sizeof path, "%s/p.json", t_tmpdir());
-  j = load(path);
+  j = spyon_json("costs h.spy --format json --min-calls 2");
   T_ASSERT(has_name(json_object_get(j, "primitives"), BAD_JSON));
   json_decref(j);
 }
