@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -119,6 +120,17 @@ int t_run(const char *cmdline, char **out) {
   if (out) *out = t_slurp(path, NULL);
   if (st == -1 || !WIFEXITED(st)) return -1;
   return WEXITSTATUS(st);
+}
+
+int t_spyon(char **out, const char *fmt, ...) {
+  char args[8000], line[12500];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(line, sizeof line, "cd '%s' && '%s/spyon' %s", tmpdir, t_builddir,
+           args);
+  return t_run(line, out);
 }
 
 static void rmtree(const char *dir) {
