@@ -241,16 +241,10 @@ int spy_cost_write_csv(const spy_cost_result *r, FILE *fp) {
 ** JSON
 ** =================================================================== */
 
-/* The shortest of %.15g and %.17g that reads back as the same double. */
+/* A number that reads back exactly; null when it is not finite. */
 static void js_num(FILE *fp, double v) {
-  if (!isfinite(v)) {
-    fputs("null", fp);
-    return;
-  }
-  char buf[40];
-  snprintf(buf, sizeof buf, "%.15g", v);
-  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
-  fputs(buf, fp);
+  if (isfinite(v)) spyC_fput_num(fp, v);
+  else fputs("null", fp);
 }
 
 /* LEAD (punctuation and a key) and then the number V. */
