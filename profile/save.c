@@ -395,6 +395,20 @@ static void enc_modules(const spy_profile *p, strtab *t, wbuf *s) {
   }
 }
 
+/* Optional: how much of each long step was spent descheduled, for the
+** steps where it was measured and not 0. */
+static void enc_step_cpu(const spy_profile *p, strtab *t, wbuf *s) {
+  size_t noff = 0;
+  for (size_t i = 0; i < p->nsteps; i++) noff += p->steps[i].off_cpu_pct > 0;
+  if (!noff) return;
+  w_var(s, noff);
+  for (size_t i = 0; i < p->nsteps; i++)
+    if (p->steps[i].off_cpu_pct > 0) {
+      w_var(s, i);
+      w_var(s, p->steps[i].off_cpu_pct);
+    }
+}
+
 static const struct {
   unsigned tag;
   void (*enc)(const spy_profile *p, strtab *t, wbuf *s);
@@ -404,7 +418,7 @@ static const struct {
     {SPYP_SEC_NODES, enc_nodes},         {SPYP_SEC_PROCESSES, enc_processes},
     {SPYP_SEC_STEPS, enc_steps},         {SPYP_SEC_REGIONS, enc_regions},
     {SPYP_SEC_GC, enc_gc},               {SPYP_SEC_NATIVES, enc_natives},
-    {SPYP_SEC_MODULES, enc_modules},
+    {SPYP_SEC_MODULES, enc_modules},     {SPYP_SEC_STEP_CPU, enc_step_cpu},
 };
 
 /* Every section into b, each encoded in s first (a section's length
@@ -413,20 +427,6 @@ static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
     sections[i].enc(p, t, s);
     if (s->n || s->oom) put_section(b, sections[i].tag, s);
-  }
-
-  /* Optional: how much of each long step was spent descheduled, for the
-  ** steps where it was measured and not 0. */
-  size_t noff = 0;
-  for (size_t i = 0; i < p->nsteps; i++) noff += p->steps[i].off_cpu_pct > 0;
-  if (noff) {
-    w_var(s, noff);
-    for (size_t i = 0; i < p->nsteps; i++)
-      if (p->steps[i].off_cpu_pct > 0) {
-        w_var(s, i);
-        w_var(s, p->steps[i].off_cpu_pct);
-      }
-    put_section(b, SPYP_SEC_STEP_CPU, s);
   }
 }
 
