@@ -13,6 +13,7 @@
 */
 #include "config.h"
 
+#include "bench/bench.h"
 #include "tests/gt/gthost.h"
 
 #include <math.h>
@@ -99,17 +100,11 @@ static int run(spy_mode m, double seconds, uint64_t seed, leaves *out) {
   return 0;
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* The median of v[0..n) (n <= 100), leaving v as it was. */
 static double median(const double *v, int n) {
   double w[100];
   memcpy(w, v, (size_t)n * sizeof *w);
-  qsort(w, (size_t)n, sizeof *w, cmp_d);
-  return n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
+  return bench_median(w, n);
 }
 
 int main(int argc, char **argv) {

@@ -33,6 +33,7 @@
 
 #include "profile/profile.h"
 #include "report/tree.h"
+#include "report/walk.h"
 #include "tui/keys.h"
 
 #include <stdio.h>
@@ -63,17 +64,6 @@ static uint64_t rnd(void) {
   rng ^= rng >> 7;
   rng ^= rng << 17;
   return rng;
-}
-
-typedef struct kt {
-  uint64_t total;
-  uint32_t node;
-} kt;
-
-static int kt_cmp(const void *a, const void *b) {
-  const kt *x = a, *y = b;
-  return x->total != y->total ? (x->total < y->total ? 1 : -1)
-                              : (x->node > y->node) - (x->node < y->node);
 }
 
 static spy_profile *generate(size_t nnodes, unsigned nproc, unsigned nframes) {
@@ -152,20 +142,7 @@ static spy_profile *generate(size_t nnodes, unsigned nproc, unsigned nframes) {
     p->nodes[par].tallies += p->nodes[i].tallies;
   }
   /* Siblings heaviest first, as the sampler writes them. */
-  kt *k = malloc(cap * sizeof *k);
-  if (!k) return NULL;
-  for (size_t i = 0; i < p->nnodes; i++) {
-    size_t m = 0;
-    for (uint32_t c = p->nodes[i].first_child; c != SPY_NONE;
-         c = p->nodes[c].next_sibling)
-      k[m++] = (kt){p->nodes[c].total_ns, c};
-    if (m < 2) continue;
-    qsort(k, m, sizeof *k, kt_cmp);
-    p->nodes[i].first_child = k[0].node;
-    for (size_t j = 0; j < m; j++)
-      p->nodes[k[j].node].next_sibling = j + 1 < m ? k[j + 1].node : SPY_NONE;
-  }
-  free(k);
+  if (spyR_sort_siblings(p->nodes, p->nnodes)) return NULL;
   free(nkids);
   for (unsigned q = 0; q < nproc; q++) {
     const spy_node *rn = &p->nodes[p->processes[q].root];

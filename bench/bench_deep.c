@@ -19,6 +19,7 @@
 */
 #include "config.h"
 
+#include "bench/bench.h"
 #include "tests/gt/gthost.h"
 
 #include <stdio.h>
@@ -35,12 +36,6 @@ typedef struct result {
   double cpu_s, proc_s;
   uint64_t samples, frames;
 } result;
-
-static double thread_cpu(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static double proc_cpu(void) {
   struct rusage ru;
@@ -74,9 +69,9 @@ static int run(int depth, int mode, result *r) {
   if (gt_attach(h) != 0) return -1;
   program(h, 100); /* warm up: the stack arrays, the clock */
   if (mode != OFF && spy_start(p) != 0) return -1;
-  double c0 = thread_cpu(), p0 = proc_cpu();
+  double c0 = bench_clock_s(CLOCK_THREAD_CPUTIME_ID), p0 = proc_cpu();
   program(h, depth);
-  r->cpu_s = thread_cpu() - c0;
+  r->cpu_s = bench_clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
   r->proc_s = proc_cpu() - p0;
   if (mode != OFF) spy_stop(p);
   spy_counters c;
@@ -86,16 +81,6 @@ static int run(int depth, int mode, result *r) {
   gt_free(h);
   spy_profiler_free(p);
   return 0;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 int main(int argc, char **argv) {
@@ -134,10 +119,10 @@ int main(int argc, char **argv) {
         frm[m][r] = res.samples ? (double)res.frames / (double)res.samples
                                 : 0;
       }
-    double c_off = median(cpu[OFF], rounds), p_off = median(proc[OFF], rounds);
+    double c_off = bench_median(cpu[OFF], rounds), p_off = bench_median(proc[OFF], rounds);
     for (int m = 0; m < NMODES; m++) {
-      double c = median(cpu[m], rounds), pc = median(proc[m], rounds);
-      double s = median(smp[m], rounds), f = median(frm[m], rounds);
+      double c = bench_median(cpu[m], rounds), pc = bench_median(proc[m], rounds);
+      double s = bench_median(smp[m], rounds), f = bench_median(frm[m], rounds);
       if (m == OFF)
         printf("%9d %-12s %8s %8s %9s %9s %12s   (%.1f ms cpu)\n", d,
                mode_name[m], "1.00", "1.00", "-", "-", "-", 1e3 * c_off);

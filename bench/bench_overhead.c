@@ -30,6 +30,7 @@
 */
 #include "config.h"
 
+#include "bench/bench.h"
 #include "bench/ovm.h"
 
 #include <spyon/hooks.h>
@@ -39,12 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double clock_s(clockid_t c) {
-  struct timespec ts;
-  clock_gettime(c, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 enum cfg {
   C_OFF,
@@ -84,14 +79,14 @@ static int64_t expect_fib, expect_loop;
 
 /* Run both programs with variant run; fill the times of r. */
 static void run_programs(int64_t (*run)(ovm *, int, int64_t), result *r) {
-  double p0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-  double c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-  double t0 = clock_s(CLOCK_MONOTONIC);
+  double p0 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
+  double c0 = bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
+  double t0 = bench_clock_s(CLOCK_MONOTONIC);
   int64_t a = run(&vm, vm.fib, fib_n);
   int64_t b = run(&vm, vm.loop, loop_n);
-  r->t = clock_s(CLOCK_MONOTONIC) - t0;
-  r->cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
-  r->other = clock_s(CLOCK_PROCESS_CPUTIME_ID) - p0 - r->cpu;
+  r->t = bench_clock_s(CLOCK_MONOTONIC) - t0;
+  r->cpu = bench_clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+  r->other = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID) - p0 - r->cpu;
   if (a != expect_fib || b != expect_loop) {
     fprintf(stderr, "bench_overhead: wrong result (%lld, %lld)\n",
             (long long)a, (long long)b);
@@ -153,16 +148,6 @@ static result run_cfg(int c) {
   return r;
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv) {
   int rounds = 11;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -207,17 +192,17 @@ int main(int argc, char **argv) {
   printf("%-30s %8s %8s %8s %8s %8s %8s %8s %7s %6s  %s\n", "configuration",
          "wall ms", "wall +%", "cpu ms", "cpu +%", "vs stop", "ns/poll",
          "sampler", "tallies", "drops", "target");
-  double base = median(&cpu[C_OFF * rounds], rounds);
+  double base = bench_median(&cpu[C_OFF * rounds], rounds);
   for (int c = 0; c < C_N; c++) {
-    double tm = median(&t[c * rounds], rounds);
-    double cm = median(&cpu[c * rounds], rounds);
-    double om = median(&oth[c * rounds], rounds);
-    double ow = (median(&rw[c * rounds], rounds) - 1) * 100;
-    double oc = (median(&rc[c * rounds], rounds) - 1) * 100;
+    double tm = bench_median(&t[c * rounds], rounds);
+    double cm = bench_median(&cpu[c * rounds], rounds);
+    double om = bench_median(&oth[c * rounds], rounds);
+    double ow = (bench_median(&rw[c * rounds], rounds) - 1) * 100;
+    double oc = (bench_median(&rc[c * rounds], rounds) - 1) * 100;
     char vs[32] = "-";
     if (c >= C_1K && c <= C_TIMER)
       snprintf(vs, sizeof vs, "%+.2f%%",
-               (median(&rs[c * rounds], rounds) - 1) * 100);
+               (bench_median(&rs[c * rounds], rounds) - 1) * 100);
     double per = polls ? (cm - base) / (double)polls * 1e9 : 0;
     char tal[32] = "-", dr[32] = "-", sm[32] = "-";
     if (c >= C_1K && c <= C_TIMER) {

@@ -10,15 +10,15 @@ bench_cpurun_SOURCES = bench/cpurun.c
 
 # The overhead VM: ovm_off.c builds the dispatch loop with -DSPY_DISABLE
 # (and the clock-read-per-poll variants), ovm_on.c with the hooks.
-bench_bench_overhead_SOURCES = bench/bench_overhead.c bench/ovm.c \
-	bench/ovm.h bench/ovm_loop.h bench/ovm_on.c bench/ovm_off.c
+bench_bench_overhead_SOURCES = bench/bench_overhead.c bench/bench.h \
+	bench/ovm.c bench/ovm.h bench/ovm_loop.h bench/ovm_on.c bench/ovm_off.c
 bench_bench_overhead_LDADD = libspyon_core.la
 
 # The accuracy benchmark measures against the tests' ground-truth host.
-bench_bench_accuracy_SOURCES = bench/bench_accuracy.c
+bench_bench_accuracy_SOURCES = bench/bench_accuracy.c bench/bench.h
 bench_bench_accuracy_LDADD = tests/gt/libgthost.la libspyon_tools_core.la libspyon_core.la -lm
 
-bench_bench_deep_SOURCES = bench/bench_deep.c
+bench_bench_deep_SOURCES = bench/bench_deep.c bench/bench.h
 bench_bench_deep_LDADD = tests/gt/libgthost.la libspyon_tools_core.la libspyon_core.la -lm
 
 bench_bench_ingest_SOURCES = bench/bench_ingest.c

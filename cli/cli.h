@@ -92,4 +92,9 @@ int cli_check_output(const char *prog, const char *out,
 int cli_write_to(const char *prog, const char *path,
                  int (*write)(FILE *f, void *ctx), void *ctx);
 
+/* The text report of p to f, nodes under threshold percent hidden, each
+** primitive with its fitted cost model beside it (cli/report.c; for
+** `spyon report` and the report after a run). */
+int cli_text_report(spy_profile *p, FILE *f, double threshold);
+
 #endif

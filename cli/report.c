@@ -19,7 +19,6 @@
 #include <spyon/report.h>
 
 #include "cli/cli.h"
-#include <spyon/report.h>
 
 typedef struct report_opts {
   const char *out;
@@ -32,13 +31,23 @@ typedef struct report_job {
   const report_opts *o;
 } report_job;
 
-static int fmt_text(FILE *f, void *ctx) {
-  report_job *j = ctx;
+/* The report options: the defaults, with THRESHOLD percent. */
+static spy_report_options options_at(double threshold) {
   spy_report_options ro;
   spy_report_options_init(&ro);
-  ro.threshold_pct = j->o->threshold;
-  spy_cost_annotate_profile(j->p, NULL); /* the fitted model beside prims */
-  return spy_report_text(j->p, f, &ro);
+  ro.threshold_pct = threshold;
+  return ro;
+}
+
+int cli_text_report(spy_profile *p, FILE *f, double threshold) {
+  spy_report_options ro = options_at(threshold);
+  spy_cost_annotate_profile(p, NULL); /* the fitted model beside prims */
+  return spy_report_text(p, f, &ro);
+}
+
+static int fmt_text(FILE *f, void *ctx) {
+  report_job *j = ctx;
+  return cli_text_report(j->p, f, j->o->threshold);
 }
 
 static int fmt_json(FILE *f, void *ctx) {
@@ -195,9 +204,7 @@ typedef struct diff_job {
 
 static int write_diff(FILE *f, void *ctx) {
   diff_job *j = ctx;
-  spy_report_options ro;
-  spy_report_options_init(&ro);
-  ro.threshold_pct = j->o->threshold;
+  spy_report_options ro = options_at(j->o->threshold);
   switch (j->o->format) {
   case 1: return spy_report_diff_json(j->p[0], j->p[1], f);
   case 2: return spy_report_diff_folded(j->p[0], j->p[1], f);

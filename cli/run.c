@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 
 #include <spyon.h>
-#include <spyon/cost.h>
 #include <spyon/report.h>
 
 #include "cli/cli.h"
@@ -198,11 +197,7 @@ static int write_report(FILE *f, void *ctx) {
   ** saved with -o keeps addresses: its reader names them.) */
   spy_profile_symbolize(e->p);
   spy_profile_natives_to_tree(e->p);
-  spy_report_options ro;
-  spy_report_options_init(&ro);
-  ro.threshold_pct = e->o->threshold;
-  spy_cost_annotate_profile(e->p, NULL); /* the fitted model beside prims */
-  return spy_report_text(e->p, f, &ro);
+  return cli_text_report(e->p, f, e->o->threshold);
 }
 
 /* Report, print as JSON or save the profile; returns 0 or 1. */

@@ -480,14 +480,6 @@ static void put_field(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-/* The shortest of %.15g and %.17g that reads back as the same double. */
-static void put_num(FILE *f, double v) {
-  char buf[40];
-  snprintf(buf, sizeof buf, "%.15g", v);
-  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
-  fputs(buf, f);
-}
-
 int spy_cost_data_write_csv(const spy_cost_data *d, FILE *f) {
   if (!d || !f) return SPY_EINVAL;
   /* The union of the size names, then of the extra names, in order of
@@ -525,14 +517,14 @@ int spy_cost_data_write_csv(const spy_cost_data *d, FILE *f) {
       for (int c = 0; c < ncols; c++) {
         if (c == nsize) {
           fputc(',', f);
-          put_num(f, p->t[r]);
+          spyC_fput_num(f, p->t[r]);
         }
         fputc(',', f);
-        if (at[c] >= 0) put_num(f, p->x[r * p->nvars + (size_t)at[c]]);
+        if (at[c] >= 0) spyC_fput_num(f, p->x[r * p->nvars + (size_t)at[c]]);
       }
       if (nsize == ncols) {
         fputc(',', f);
-        put_num(f, p->t[r]);
+        spyC_fput_num(f, p->t[r]);
       }
       fputc('\n', f);
     }

@@ -65,30 +65,47 @@ static int fit_shift(const spyC_design *tr, int icpt, double D,
   return 0;
 }
 
+/* The asymmetric fit whose in-sample coverage came closest to D so far. */
+typedef struct asym_best {
+  double gap, alpha;
+  double beta[SPYC_MAXCOEF];
+} asym_best;
+
+/* Solve at alpha = exp(LA) into BETA (warm-started from it); its coverage
+** in *C, and the fit kept in *BEST when it is the closest to D yet.
+** Returns spyC_solve's code. */
+static int try_alpha(const spyC_prob *pb, spyC_sopt *s, const spyC_design *tr,
+                     double la, double D, double *beta, asym_best *best,
+                     double *c) {
+  s->alpha = exp(la);
+  int rc = spyC_solve(pb, s, beta, NULL);
+  if (rc) return rc;
+  *c = coverage(tr, beta, 0);
+  if (fabs(*c - D) < best->gap) {
+    best->gap = fabs(*c - D);
+    best->alpha = s->alpha;
+    memcpy(best->beta, beta, sizeof best->beta);
+  }
+  return 0;
+}
+
 /* Algorithm 2: bisection on log(alpha) for in-sample coverage D. */
 static int fit_asym(const spyC_design *tr, double D, spyC_bound *b) {
   spyC_prob pb = {tr->n, tr->p, tr->X, tr->y, NULL};
   spyC_sopt s = {.method = SPYC_ASYM, .alpha = 1, .maxit = 50, .tol = 1e-9};
-  double beta[SPYC_MAXCOEF], best[SPYC_MAXCOEF];
+  double beta[SPYC_MAXCOEF];
   int rc = spyC_solve(&pb, &s, beta, NULL);
   if (rc) return rc == SPY_ENOMEM ? rc : -1;
   s.warm = 1;
-  double cov = coverage(tr, beta, 0), lo, hi, bestgap = fabs(cov - D);
-  double bestalpha = 1;
-  memcpy(best, beta, sizeof beta);
+  double cov = coverage(tr, beta, 0), lo, hi, c;
+  asym_best best = {fabs(cov - D), 1, {0}};
+  memcpy(best.beta, beta, sizeof beta);
   /* Bracket: coverage grows with alpha. */
   double la = 0, step = cov < D ? 1 : -1;
   lo = hi = 0;
   for (int i = 0; i < 40; i++) {
     la += step;
-    s.alpha = exp(la);
-    if ((rc = spyC_solve(&pb, &s, beta, NULL))) break;
-    double c = coverage(tr, beta, 0);
-    if (fabs(c - D) < bestgap) {
-      bestgap = fabs(c - D);
-      bestalpha = s.alpha;
-      memcpy(best, beta, sizeof beta);
-    }
+    if ((rc = try_alpha(&pb, &s, tr, la, D, beta, &best, &c))) break;
     if ((step > 0) == (c >= D)) {
       lo = step > 0 ? la - step : la;
       hi = step > 0 ? la : la - step;
@@ -100,23 +117,16 @@ static int fit_asym(const spyC_design *tr, double D, spyC_bound *b) {
     /* Coverage moves in steps of 1/n; a tenth of a percentage point is
     ** finer than the held-out check can see. */
     double tol = fmax(0.5 / (double)tr->n, 1e-3);
-    for (int i = 0; i < 40 && bestgap > tol; i++) {
+    for (int i = 0; i < 40 && best.gap > tol; i++) {
       double mid = 0.5 * (lo + hi);
-      s.alpha = exp(mid);
-      if ((rc = spyC_solve(&pb, &s, beta, NULL))) break;
-      double c = coverage(tr, beta, 0);
-      if (fabs(c - D) < bestgap) {
-        bestgap = fabs(c - D);
-        bestalpha = s.alpha;
-        memcpy(best, beta, sizeof beta);
-      }
+      if ((rc = try_alpha(&pb, &s, tr, mid, D, beta, &best, &c))) break;
       if (c >= D) hi = mid;
       else lo = mid;
     }
   }
   if (rc == SPY_ENOMEM) return rc;
-  memcpy(b->beta, best, sizeof best);
-  b->param = bestalpha;
+  memcpy(b->beta, best.beta, sizeof best.beta);
+  b->param = best.alpha;
   return 0;
 }
 

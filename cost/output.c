@@ -178,6 +178,22 @@ static void csv_num(FILE *fp, double v) {
   if (isfinite(v)) fprintf(fp, "%.10g", v);
 }
 
+/* Each of the N strings S, then a comma. */
+static void csv_strs(FILE *fp, const char *const *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    csv_str(fp, s[i]);
+    fputc(',', fp);
+  }
+}
+
+/* Each of the N numbers V, then a comma. */
+static void csv_nums(FILE *fp, const double *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    csv_num(fp, v[i]);
+    fputc(',', fp);
+  }
+}
+
 int spy_cost_write_csv(const spy_cost_result *r, FILE *fp) {
   if (!r || !fp) return SPY_EINVAL;
   fputs("primitive,kind,family,model,coefficient,value,lo,hi,clamped,"
@@ -201,30 +217,18 @@ int spy_cost_write_csv(const spy_cost_result *r, FILE *fp) {
       for (size_t k = 0; k < nc; k++) {
         csv_str(fp, f->name);
         fprintf(fp, ",%s,", kind ? "bound" : "fit");
-        csv_str(fp, f->family);
-        fputc(',', fp);
-        csv_str(fp, kind ? f->bound[0].fitted : f->model);
-        fputc(',', fp);
-        csv_str(fp, c[k].name);
-        fputc(',', fp);
-        csv_num(fp, c[k].value);
-        fputc(',', fp);
-        csv_num(fp, c[k].lo);
-        fputc(',', fp);
-        csv_num(fp, c[k].hi);
-        fprintf(fp, ",%d,%zu,", c[k].clamped, f->nobs);
-        csv_num(fp, f->r2);
-        fputc(',', fp);
-        csv_num(fp, f->adj_r2);
-        fputc(',', fp);
-        csv_num(fp, f->rmse);
-        fputc(',', fp);
-        csv_num(fp, f->mre);
-        fputc(',', fp);
-        csv_num(fp, f->confidence);
-        fputc(',', fp);
-        if (f->bound[0].ok) csv_num(fp, f->bound[0].coverage);
-        fputc(',', fp);
+        const char *names[] = {f->family,
+                               kind ? f->bound[0].fitted : f->model,
+                               c[k].name};
+        csv_strs(fp, names, sizeof names / sizeof *names);
+        const double coef[] = {c[k].value, c[k].lo, c[k].hi};
+        csv_nums(fp, coef, sizeof coef / sizeof *coef);
+        fprintf(fp, "%d,%zu,", c[k].clamped, f->nobs);
+        /* No coverage (an empty cell) without a bound. */
+        const double fit[] = {f->r2, f->adj_r2, f->rmse, f->mre,
+                              f->confidence,
+                              f->bound[0].ok ? f->bound[0].coverage : NAN};
+        csv_nums(fp, fit, sizeof fit / sizeof *fit);
         csv_str(fp, fl);
         fputc('\n', fp);
       }
@@ -237,16 +241,22 @@ int spy_cost_write_csv(const spy_cost_result *r, FILE *fp) {
 ** JSON
 ** =================================================================== */
 
-/* The shortest of %.15g and %.17g that reads back as the same double. */
+/* A number that reads back exactly; null when it is not finite. */
 static void js_num(FILE *fp, double v) {
-  if (!isfinite(v)) {
-    fputs("null", fp);
-    return;
-  }
-  char buf[40];
-  snprintf(buf, sizeof buf, "%.15g", v);
-  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
-  fputs(buf, fp);
+  if (isfinite(v)) spyC_fput_num(fp, v);
+  else fputs("null", fp);
+}
+
+/* LEAD (punctuation and a key) and then the number V. */
+static void js_put_num(FILE *fp, const char *lead, double v) {
+  fputs(lead, fp);
+  js_num(fp, v);
+}
+
+/* LEAD and then S as a JSON string. */
+static void js_put_str(FILE *fp, const char *lead, const char *s) {
+  fputs(lead, fp);
+  spyP_json_fstr(fp, s);
 }
 
 static void js_coefs(FILE *fp, const spy_cost_coef *c, size_t n) {
@@ -254,20 +264,72 @@ static void js_coefs(FILE *fp, const spy_cost_coef *c, size_t n) {
   for (size_t k = 0; k < n; k++) {
     fprintf(fp, "%s{\"name\": ", k ? ", " : "");
     spyP_json_fstr(fp, c[k].name);
-    fputs(", \"value\": ", fp);
-    js_num(fp, c[k].value);
-    fputs(", \"lo\": ", fp);
-    js_num(fp, c[k].lo);
-    fputs(", \"hi\": ", fp);
-    js_num(fp, c[k].hi);
+    js_put_num(fp, ", \"value\": ", c[k].value);
+    js_put_num(fp, ", \"lo\": ", c[k].lo);
+    js_put_num(fp, ", \"hi\": ", c[k].hi);
     fprintf(fp, ", \"clamped\": %s}", c[k].clamped ? "true" : "false");
   }
   fputc(']', fp);
 }
 
+/* The bounds of F as ", \"bounds\": [...]". */
+static void js_bounds(FILE *fp, const spy_cost_fit *f) {
+  fputs(", \"bounds\": [", fp);
+  for (unsigned k = 0; k < f->nbounds; k++) {
+    const spy_cost_bound *q = &f->bound[k];
+    fputs(k ? ",\n       " : "\n       ", fp);
+    js_put_str(fp, "{\"method\": ", q->method);
+    fprintf(fp, ", \"ok\": %s", q->ok ? "true" : "false");
+    if (q->ok) {
+      js_put_str(fp, ", \"fitted\": ", q->fitted);
+      fputs(", \"coefficients\": ", fp);
+      js_coefs(fp, q->coef, q->ncoef);
+      js_put_num(fp, ", \"coverage\": ", q->coverage);
+      js_put_num(fp, ", \"train_coverage\": ", q->train_coverage);
+      fprintf(fp, ", \"ntrain\": %zu, \"ntest\": %zu, \"param\": ", q->ntrain,
+              q->ntest);
+      js_num(fp, q->param);
+    }
+    fputs("}", fp);
+  }
+  fputs("]", fp);
+}
+
+/* The candidate models of F as ",\n \"candidates\": [...]". */
+static void js_candidates(FILE *fp, const spy_cost_fit *f) {
+  fputs(",\n     \"candidates\": [", fp);
+  for (size_t k = 0; k < f->ncand; k++) {
+    const spy_cost_candidate *q = &f->cand[k];
+    fputs(k ? ",\n       " : "\n       ", fp);
+    js_put_str(fp, "{\"family\": ", q->family);
+    js_put_str(fp, ", \"model\": ", q->expr);
+    fprintf(fp, ", \"ncoef\": %u, \"ok\": %s, \"cv_loss\": ", q->ncoef,
+            q->ok ? "true" : "false");
+    js_num(fp, q->cv_loss);
+    js_put_num(fp, ", \"cv_se\": ", q->cv_se);
+    fputs("}", fp);
+  }
+  fputs("]", fp);
+}
+
+/* The flag words of F as ",\n \"flags\": [...]". */
+static void js_flags(FILE *fp, const spy_cost_fit *f) {
+  char fl[128];
+  flag_words(f, fl, sizeof fl);
+  fputs(",\n     \"flags\": [", fp);
+  if (strcmp(fl, "-") != 0) {
+    for (char *s = fl, *e; s; s = e ? e + 1 : NULL) {
+      e = strchr(s, ',');
+      if (e) *e = '\0';
+      fputs(s == fl ? "" : ", ", fp);
+      spyP_json_fstr(fp, s);
+    }
+  }
+  fputs("]", fp);
+}
+
 static void js_fit(FILE *fp, const spy_cost_fit *f) {
-  fputs("    {\"name\": ", fp);
-  spyP_json_fstr(fp, f->name);
+  js_put_str(fp, "    {\"name\": ", f->name);
   fprintf(fp, ", \"calls\": %zu, \"used\": %zu, \"culled\": %zu,\n", f->nobs,
           f->used, f->culled);
   fputs("     \"variables\": [", fp);
@@ -277,113 +339,47 @@ static void js_fit(FILE *fp, const spy_cost_fit *f) {
   }
   fprintf(fp, "], \"sizes\": %u,\n     \"mean_ns\": ", f->nsizes);
   js_num(fp, f->mean_ns);
-  fputs(", \"median_ns\": ", fp);
-  js_num(fp, f->median_ns);
-  fputs(", \"max_ns\": ", fp);
-  js_num(fp, f->max_ns);
+  js_put_num(fp, ", \"median_ns\": ", f->median_ns);
+  js_put_num(fp, ", \"max_ns\": ", f->max_ns);
   if (f->status) {
-    fputs(",\n     \"status\": \"error\", \"message\": ", fp);
-    spyP_json_fstr(fp, f->message);
+    js_put_str(fp, ",\n     \"status\": \"error\", \"message\": ", f->message);
     fputs("}", fp);
     return;
   }
-  fputs(",\n     \"status\": \"ok\", \"family\": ", fp);
-  spyP_json_fstr(fp, f->family);
-  fputs(", \"model\": ", fp);
-  spyP_json_fstr(fp, f->model);
-  fputs(",\n     \"fitted\": ", fp);
-  spyP_json_fstr(fp, f->fitted);
+  js_put_str(fp, ",\n     \"status\": \"ok\", \"family\": ", f->family);
+  js_put_str(fp, ", \"model\": ", f->model);
+  js_put_str(fp, ",\n     \"fitted\": ", f->fitted);
   fputs(",\n     \"coefficients\": ", fp);
   js_coefs(fp, f->coef, f->ncoef);
-  fputs(",\n     \"r2\": ", fp);
-  js_num(fp, f->r2);
-  fputs(", \"adj_r2\": ", fp);
-  js_num(fp, f->adj_r2);
-  fputs(", \"rmse_ns\": ", fp);
-  js_num(fp, f->rmse);
-  fputs(", \"median_rel_error\": ", fp);
-  js_num(fp, f->mre);
-  fputs(", \"cv_loss\": ", fp);
-  spyP_json_fstr(fp, f->loss_name);
+  js_put_num(fp, ",\n     \"r2\": ", f->r2);
+  js_put_num(fp, ", \"adj_r2\": ", f->adj_r2);
+  js_put_num(fp, ", \"rmse_ns\": ", f->rmse);
+  js_put_num(fp, ", \"median_rel_error\": ", f->mre);
+  js_put_str(fp, ", \"cv_loss\": ", f->loss_name);
   fprintf(fp, ",\n     \"outliers\": {\"low_mild\": %zu, \"low_severe\": %zu, "
               "\"high_mild\": %zu, \"high_severe\": %zu}",
           f->outliers.low_mild, f->outliers.low_severe,
           f->outliers.high_mild, f->outliers.high_severe);
-  fputs(",\n     \"confidence\": ", fp);
-  js_num(fp, f->confidence);
-  fputs(", \"bounds\": [", fp);
-  for (unsigned k = 0; k < f->nbounds; k++) {
-    const spy_cost_bound *q = &f->bound[k];
-    fputs(k ? ",\n       " : "\n       ", fp);
-    fputs("{\"method\": ", fp);
-    spyP_json_fstr(fp, q->method);
-    fprintf(fp, ", \"ok\": %s", q->ok ? "true" : "false");
-    if (q->ok) {
-      fputs(", \"fitted\": ", fp);
-      spyP_json_fstr(fp, q->fitted);
-      fputs(", \"coefficients\": ", fp);
-      js_coefs(fp, q->coef, q->ncoef);
-      fputs(", \"coverage\": ", fp);
-      js_num(fp, q->coverage);
-      fputs(", \"train_coverage\": ", fp);
-      js_num(fp, q->train_coverage);
-      fprintf(fp, ", \"ntrain\": %zu, \"ntest\": %zu, \"param\": ", q->ntrain,
-              q->ntest);
-      js_num(fp, q->param);
-    }
-    fputs("}", fp);
-  }
-  fputs("]", fp);
+  js_put_num(fp, ",\n     \"confidence\": ", f->confidence);
+  js_bounds(fp, f);
   if (f->has_gc) {
-    fputs(",\n     \"gc\": {\"ns_per_gc\": ", fp);
-    js_num(fp, f->ns_per_gc);
-    fputs(", \"gc_per_call\": ", fp);
-    js_num(fp, f->gc_per_call);
-    fputs(", \"nominal_ns\": ", fp);
-    js_num(fp, f->nominal_ns);
-    fputs(", \"gc_share\": ", fp);
-    js_num(fp, f->gc_share);
+    js_put_num(fp, ",\n     \"gc\": {\"ns_per_gc\": ", f->ns_per_gc);
+    js_put_num(fp, ", \"gc_per_call\": ", f->gc_per_call);
+    js_put_num(fp, ", \"nominal_ns\": ", f->nominal_ns);
+    js_put_num(fp, ", \"gc_share\": ", f->gc_share);
     fputs("}", fp);
   }
-  fputs(",\n     \"candidates\": [", fp);
-  for (size_t k = 0; k < f->ncand; k++) {
-    const spy_cost_candidate *q = &f->cand[k];
-    fputs(k ? ",\n       " : "\n       ", fp);
-    fputs("{\"family\": ", fp);
-    spyP_json_fstr(fp, q->family);
-    fputs(", \"model\": ", fp);
-    spyP_json_fstr(fp, q->expr);
-    fprintf(fp, ", \"ncoef\": %u, \"ok\": %s, \"cv_loss\": ", q->ncoef,
-            q->ok ? "true" : "false");
-    js_num(fp, q->cv_loss);
-    fputs(", \"cv_se\": ", fp);
-    js_num(fp, q->cv_se);
-    fputs("}", fp);
-  }
-  char fl[128];
-  flag_words(f, fl, sizeof fl);
-  fputs("],\n     \"flags\": [", fp);
-  if (strcmp(fl, "-") != 0) {
-    for (char *s = fl, *e; s; s = e ? e + 1 : NULL) {
-      e = strchr(s, ',');
-      if (e) *e = '\0';
-      fputs(s == fl ? "" : ", ", fp);
-      spyP_json_fstr(fp, s);
-    }
-  }
-  fputs("]}", fp);
+  js_candidates(fp, f);
+  js_flags(fp, f);
+  fputs("}", fp);
 }
 
 int spy_cost_write_json(const spy_cost_result *r, FILE *fp) {
   if (!r || !fp) return SPY_EINVAL;
-  fputs("{\"source\": ", fp);
-  spyP_json_fstr(fp, r->source);
-  fputs(", \"solver\": ", fp);
-  spyP_json_fstr(fp, solver_name(r->opts.solver));
-  fputs(", \"confidence\": ", fp);
-  js_num(fp, r->opts.confidence);
-  fputs(", \"level\": ", fp);
-  js_num(fp, r->opts.level);
+  js_put_str(fp, "{\"source\": ", r->source);
+  js_put_str(fp, ", \"solver\": ", solver_name(r->opts.solver));
+  js_put_num(fp, ", \"confidence\": ", r->opts.confidence);
+  js_put_num(fp, ", \"level\": ", r->opts.level);
   fprintf(fp, ", \"folds\": %u, \"bootstrap\": %u,\n \"primitives\": [\n",
           r->opts.folds, r->opts.bootstrap);
   for (size_t i = 0; i < r->nfits; i++) {

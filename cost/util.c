@@ -60,6 +60,13 @@ char *spyC_strdup(const char *s) {
   return d;
 }
 
+void spyC_fput_num(FILE *f, double v) {
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.15g", v);
+  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
+  fputs(buf, f);
+}
+
 /* Type 7 needs the two order statistics around (n - 1) p; GSL's
 ** quickselect finds each in expected O(n), rearranging X, and the second
 ** call works on the array the first one left nearly partitioned. */

@@ -1,7 +1,8 @@
 /*
 ** cost/util.h: small helpers shared by the cost/ components: a growable
-** string buffer, strdup without feature macros, quantiles in O(n) and
-** sampling without replacement on GSL, and seeding of GSL generators from a name.
+** string buffer, strdup without feature macros, numbers that read back
+** exactly, quantiles in O(n) and sampling without replacement on GSL, and
+** seeding of GSL generators from a name.
 */
 #ifndef SPY_COST_UTIL_H
 #define SPY_COST_UTIL_H
@@ -9,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <gsl/gsl_rng.h>
 
@@ -30,6 +32,10 @@ SPY_INTERNAL void spyC_bvprintf(spyC_buf *b, const char *fmt, va_list ap);
 SPY_INTERNAL char *spyC_btake(spyC_buf *b);
 
 SPY_INTERNAL char *spyC_strdup(const char *s);
+
+/* Write V to F as the shorter of %.15g and %.17g that reads back as the
+** same double (the CSV and JSON writers' numbers). */
+SPY_INTERNAL void spyC_fput_num(FILE *f, double v);
 
 /* The P-quantile (0..1) of X[0..N), type 7 (linear interpolation between
 ** order statistics, as R's default), rearranging X. */

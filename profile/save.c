@@ -246,7 +246,11 @@ static void put_section(wbuf *body, unsigned tag, wbuf *sec) {
   sec->n = 0;
 }
 
-static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
+/* One writer per section, in file order. Each appends its section's
+** payload to s; the optional ones write nothing when the profile has
+** nothing for them, and are then left out of the file. */
+
+static void enc_header(const spy_profile *p, strtab *t, wbuf *s) {
   w_var(s, (uint64_t)p->mode);
   w_var(s, p->interval_ns);
   w_var(s, p->wall_ns);
@@ -257,16 +261,18 @@ static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
   w_var(s, p->start_unix_ns);
   w_var(s, st_intern(t, p->clock));
   w_var(s, st_intern(t, p->command));
-  put_section(b, SPYP_SEC_HEADER, s);
+}
 
+static void enc_strings(const spy_profile *p, strtab *t, wbuf *s) {
   w_var(s, t->n);
   for (size_t i = 0; i < t->n; i++) {
     size_t len = strlen(t->v[i]);
     w_var(s, len);
     w_bytes(s, t->v[i], len);
   }
-  put_section(b, SPYP_SEC_STRINGS, s);
+}
 
+static void enc_prims(const spy_profile *p, strtab *t, wbuf *s) {
   w_var(s, p->nprims);
   for (size_t i = 0; i < p->nprims; i++) {
     const spy_profile_prim *pr = &p->prims[i];
@@ -287,16 +293,18 @@ static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
       w_var(s, pr->obs[j].gc);
     }
   }
-  put_section(b, SPYP_SEC_PRIMS, s);
+}
 
+static void enc_frames(const spy_profile *p, strtab *t, wbuf *s) {
   w_var(s, p->nframes);
   for (size_t i = 0; i < p->nframes; i++) {
     w_var(s, (uint64_t)p->frames[i].kind);
     w_var(s, p->frames[i].key);
     w_var(s, st_intern(t, p->frames[i].name));
   }
-  put_section(b, SPYP_SEC_FRAMES, s);
+}
 
+static void enc_nodes(const spy_profile *p, strtab *t, wbuf *s) {
   w_var(s, p->nnodes);
   for (size_t i = 0; i < p->nnodes; i++) {
     const spy_node *n = &p->nodes[i];
@@ -309,8 +317,9 @@ static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
     w_var(s, n->tallies);
     w_var(s, n->self_tallies);
   }
-  put_section(b, SPYP_SEC_NODES, s);
+}
 
+static void enc_processes(const spy_profile *p, strtab *t, wbuf *s) {
   w_var(s, p->nprocesses);
   for (size_t i = 0; i < p->nprocesses; i++) {
     const spy_process *pc = &p->processes[i];
@@ -320,8 +329,9 @@ static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
     w_var(s, pc->total_ns);
     w_var(s, pc->tallies);
   }
-  put_section(b, SPYP_SEC_PROCESSES, s);
+}
 
+static void enc_steps(const spy_profile *p, strtab *t, wbuf *s) {
   w_var(s, p->nsteps);
   for (size_t i = 0; i < p->nsteps; i++) {
     const spy_step *st = &p->steps[i];
@@ -334,8 +344,9 @@ static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
     w_var(s, st->nframes);
     for (uint32_t k = 0; k < st->nframes; k++) w_var(s, st->frames[k]);
   }
-  put_section(b, SPYP_SEC_STEPS, s);
+}
 
+static void enc_regions(const spy_profile *p, strtab *t, wbuf *s) {
   w_var(s, p->nregions);
   for (size_t i = 0; i < p->nregions; i++) {
     const spy_profile_region *r = &p->regions[i];
@@ -345,56 +356,77 @@ static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
     w_var(s, r->total_ns);
     w_var(s, r->max_ns);
   }
-  put_section(b, SPYP_SEC_REGIONS, s);
+}
 
+static void enc_gc(const spy_profile *p, strtab *t, wbuf *s) {
   w_var(s, p->gc.count);
   w_var(s, p->gc.total_ns);
   w_var(s, p->gc.max_ns);
-  put_section(b, SPYP_SEC_GC, s);
+}
 
-  /* Optional: written only when there is something in it, so profiles
-  ** without native stacks encode exactly as before. */
-  if (p->nnatives) {
-    w_var(s, p->nnatives);
-    for (size_t i = 0; i < p->nnatives; i++) {
-      const spy_native *nt = &p->natives[i];
-      w_var(s, nt->prim);
-      w_var(s, nt->count);
-      w_var(s, nt->nframes);
-      for (uint32_t k = 0; k < nt->nframes; k++) w_var(s, nt->frames[k]);
-    }
-    put_section(b, SPYP_SEC_NATIVES, s);
+/* Optional: native stacks, only when there are some, so that profiles
+** without them encode exactly as before. */
+static void enc_natives(const spy_profile *p, strtab *t, wbuf *s) {
+  if (!p->nnatives) return;
+  w_var(s, p->nnatives);
+  for (size_t i = 0; i < p->nnatives; i++) {
+    const spy_native *nt = &p->natives[i];
+    w_var(s, nt->prim);
+    w_var(s, nt->count);
+    w_var(s, nt->nframes);
+    for (uint32_t k = 0; k < nt->nframes; k++) w_var(s, nt->frames[k]);
   }
+}
 
-  /* Optional: where native frames point, when the profile says. */
-  if (p->nmodules || p->nlocations) {
-    w_var(s, p->nmodules);
-    for (size_t i = 0; i < p->nmodules; i++) {
-      w_var(s, st_intern(t, p->modules[i].path));
-      w_var(s, st_intern(t, p->modules[i].build_id));
-      w_var(s, p->modules[i].bias);
-    }
-    w_var(s, p->nlocations);
-    for (size_t i = 0; i < p->nlocations; i++) {
-      w_var(s, p->locations[i].frame);
-      w_opt(s, p->locations[i].module);
-      w_var(s, p->locations[i].addr);
-    }
-    put_section(b, SPYP_SEC_MODULES, s);
+/* Optional: where native frames point, when the profile says. */
+static void enc_modules(const spy_profile *p, strtab *t, wbuf *s) {
+  if (!p->nmodules && !p->nlocations) return;
+  w_var(s, p->nmodules);
+  for (size_t i = 0; i < p->nmodules; i++) {
+    w_var(s, st_intern(t, p->modules[i].path));
+    w_var(s, st_intern(t, p->modules[i].build_id));
+    w_var(s, p->modules[i].bias);
   }
+  w_var(s, p->nlocations);
+  for (size_t i = 0; i < p->nlocations; i++) {
+    w_var(s, p->locations[i].frame);
+    w_opt(s, p->locations[i].module);
+    w_var(s, p->locations[i].addr);
+  }
+}
 
-  /* Optional: how much of each long step was spent descheduled, for the
-  ** steps where it was measured and not 0. */
+/* Optional: how much of each long step was spent descheduled, for the
+** steps where it was measured and not 0. */
+static void enc_step_cpu(const spy_profile *p, strtab *t, wbuf *s) {
   size_t noff = 0;
   for (size_t i = 0; i < p->nsteps; i++) noff += p->steps[i].off_cpu_pct > 0;
-  if (noff) {
-    w_var(s, noff);
-    for (size_t i = 0; i < p->nsteps; i++)
-      if (p->steps[i].off_cpu_pct > 0) {
-        w_var(s, i);
-        w_var(s, p->steps[i].off_cpu_pct);
-      }
-    put_section(b, SPYP_SEC_STEP_CPU, s);
+  if (!noff) return;
+  w_var(s, noff);
+  for (size_t i = 0; i < p->nsteps; i++)
+    if (p->steps[i].off_cpu_pct > 0) {
+      w_var(s, i);
+      w_var(s, p->steps[i].off_cpu_pct);
+    }
+}
+
+static const struct {
+  unsigned tag;
+  void (*enc)(const spy_profile *p, strtab *t, wbuf *s);
+} sections[] = {
+    {SPYP_SEC_HEADER, enc_header},       {SPYP_SEC_STRINGS, enc_strings},
+    {SPYP_SEC_PRIMS, enc_prims},         {SPYP_SEC_FRAMES, enc_frames},
+    {SPYP_SEC_NODES, enc_nodes},         {SPYP_SEC_PROCESSES, enc_processes},
+    {SPYP_SEC_STEPS, enc_steps},         {SPYP_SEC_REGIONS, enc_regions},
+    {SPYP_SEC_GC, enc_gc},               {SPYP_SEC_NATIVES, enc_natives},
+    {SPYP_SEC_MODULES, enc_modules},     {SPYP_SEC_STEP_CPU, enc_step_cpu},
+};
+
+/* Every section into b, each encoded in s first (a section's length
+** precedes it). A required section always writes at least its count. */
+static void enc_sections(const spy_profile *p, strtab *t, wbuf *b, wbuf *s) {
+  for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+    sections[i].enc(p, t, s);
+    if (s->n || s->oom) put_section(b, sections[i].tag, s);
   }
 }
 

@@ -18,6 +18,7 @@
 
 #include "profile/profile.h"
 #include "report/format.h"
+#include "report/walk.h"
 #include <spyon/report.h>
 
 #include <stdlib.h>
@@ -197,28 +198,25 @@ static uint32_t region_for(merger *m, const spy_profile *p, uint32_t j,
   return rm[j] = k;
 }
 
-/* Add profile p to the merger. */
-static int add(merger *m, const spy_profile *p) {
-  int rc = 0, added;
-  uint32_t *pm = calloc(p->nprims + 1, sizeof *pm);
-  uint32_t *fm = calloc(p->nframes + 1, sizeof *fm);
-  uint32_t *prm = calloc(p->nprocesses + 1, sizeof *prm);
-  uint32_t *rm = malloc((p->nregions + 1) * sizeof *rm);
-  uint32_t(*stack)[2] = malloc((p->nnodes + 1) * sizeof *stack);
-  spyR_buf lab = {0};
-  if (!pm || !fm || !prm || !rm || !stack) {
-    rc = SPY_ENOMEM;
-    goto done;
-  }
+/* Where one input's primitives, frames, processes and regions went in the
+** merger (index in the input -> index in the merger), and the stack of
+** the tree walk: what add's steps share. */
+typedef struct inmap {
+  uint32_t *pm, *fm, *prm, *rm;
+  uint32_t (*stack)[2];
+} inmap;
 
+/* Primitives by name: counts and times summed, observations appended. */
+static int add_prims(merger *m, const spy_profile *p, inmap *x) {
   for (size_t i = 0; i < p->nprims; i++) {
     const spy_profile_prim *sp = &p->prims[i];
+    int added;
     uint32_t k = smap_get(&m->prims, sp->name ? sp->name : "",
                           (uint32_t)m->prim.n, &added);
-    if (k == UINT32_MAX) goto oom;
+    if (k == UINT32_MAX) return SPY_ENOMEM;
     if (added) {
       mprim *np = vec_push(&m->prim);
-      if (!np) goto oom;
+      if (!np) return SPY_ENOMEM;
       np->first = sp;
       np->obs.size = sizeof(spy_obs);
     }
@@ -229,171 +227,194 @@ static int add(merger *m, const spy_profile *p) {
     mp->offered += sp->obs_offered;
     for (size_t o = 0; o < sp->nobs; o++) {
       spy_obs *ob = vec_push(&mp->obs);
-      if (!ob) goto oom;
+      if (!ob) return SPY_ENOMEM;
       *ob = sp->obs[o];
     }
-    pm[i] = k;
+    x->pm[i] = k;
   }
+  return 0;
+}
 
-  for (size_t i = 0; i < p->nframes; i++) {
-    const spy_frame *fr = &p->frames[i];
-    if (fr->kind == SPY_FRAME_PRIM && fr->key >= p->nprims) {
-      rc = SPY_EFORMAT;
-      goto done;
-    }
-    spyR_buf_clear(&lab);
-    spyR_buf_printf(&lab, "%d/", (int)fr->kind);
-    spyR_label(&lab, p, (uint32_t)i);
-    if (lab.oom) goto oom;
-    uint32_t k = smap_get(&m->frames, lab.s, (uint32_t)m->frame.n, &added);
-    if (k == UINT32_MAX) goto oom;
-    if (added) {
-      spy_frame *nf = vec_push(&m->frame);
-      if (!nf) goto oom;
-      *nf = *fr;
-      if (fr->kind == SPY_FRAME_PRIM) nf->key = pm[fr->key];
-
-    }
-    fm[i] = k;
+/* Frame I of p by kind and label (built in LAB); a primitive's key
+** becomes its merged index. */
+static int add_frame(merger *m, const spy_profile *p, inmap *x, size_t i,
+                     spyR_buf *lab) {
+  const spy_frame *fr = &p->frames[i];
+  if (fr->kind == SPY_FRAME_PRIM && fr->key >= p->nprims) return SPY_EFORMAT;
+  spyR_buf_clear(lab);
+  spyR_buf_printf(lab, "%d/", (int)fr->kind);
+  spyR_label(lab, p, (uint32_t)i);
+  if (lab->oom) return SPY_ENOMEM;
+  int added;
+  uint32_t k = smap_get(&m->frames, lab->s, (uint32_t)m->frame.n, &added);
+  if (k == UINT32_MAX) return SPY_ENOMEM;
+  if (added) {
+    spy_frame *nf = vec_push(&m->frame);
+    if (!nf) return SPY_ENOMEM;
+    *nf = *fr;
+    if (fr->kind == SPY_FRAME_PRIM) nf->key = x->pm[fr->key];
   }
+  x->fm[i] = k;
+  return 0;
+}
 
-  for (size_t i = 0; i < p->nprocesses; i++) {
-    const spy_process *pr = &p->processes[i];
-    if (pr->root >= p->nnodes || p->nodes[pr->root].frame >= p->nframes) {
-      rc = SPY_EFORMAT;
-      goto done;
-    }
-    uint32_t k = smap_get(&m->procs, pr->name ? pr->name : "",
-                          (uint32_t)m->proc.n, &added);
-    if (k == UINT32_MAX) goto oom;
-    if (added) {
-      spy_process *np = vec_push(&m->proc);
-      if (!np) goto oom;
-      np->pid = pr->pid;
-      np->name = pr->name;
-      np->root = node_for(m, SPY_NONE, fm[p->nodes[pr->root].frame]);
-      if (np->root == UINT32_MAX) goto oom;
-    }
-    spy_process *mp = &AT(m->proc, spy_process, k);
-    mp->total_ns += pr->total_ns;
-    mp->tallies += pr->tallies;
-    prm[i] = k;
-    /* The tree, depth first: pairs (source node, merged node). */
-    size_t sp = 0, visited = 0;
-    stack[sp][0] = pr->root;
-    stack[sp++][1] = mp->root;
-    while (sp) {
-      sp--;
-      uint32_t s = stack[sp][0], d = stack[sp][1];
-      const spy_node *sn = &p->nodes[s];
-      if (++visited > p->nnodes) {
-        rc = SPY_EFORMAT;
-        goto done;
-      }
-      spy_node *dn = &AT(m->node, spy_node, d);
-      dn->total_ns += sn->total_ns;
-      dn->self_ns += sn->self_ns;
-      dn->tallies += sn->tallies;
-      dn->self_tallies += sn->self_tallies;
-      for (uint32_t c = sn->first_child; c != SPY_NONE;
-           c = p->nodes[c].next_sibling) {
-        if (c >= p->nnodes || p->nodes[c].frame >= p->nframes ||
-            sp >= p->nnodes) {
-          rc = SPY_EFORMAT;
-          goto done;
-        }
-        uint32_t dc = node_for(m, d, fm[p->nodes[c].frame]);
-        if (dc == UINT32_MAX) goto oom;
-        stack[sp][0] = c;
-        stack[sp++][1] = dc;
-      }
-    }
-  }
-
-  for (size_t j = 0; j < p->nregions; j++) rm[j] = SPY_NONE;
-  for (size_t j = 0; j < p->nregions; j++)
-    if (region_for(m, p, (uint32_t)j, rm, 0) == UINT32_MAX) goto oom;
-
-  for (size_t i = 0; i < p->nsteps; i++) {
-    const spy_step *st = &p->steps[i];
-    if (st->process >= p->nprocesses ||
-        (st->prim != SPY_NONE && st->prim >= p->nprims)) {
-      rc = SPY_EFORMAT;
-      goto done;
-    }
-    spy_step *ns = vec_push(&m->step);
-    if (!ns) goto oom;
-    *ns = *st;
-    ns->prim = st->prim == SPY_NONE ? SPY_NONE : pm[st->prim];
-    ns->process = prm[st->process];
-    ns->frames = malloc((st->nframes + 1) * sizeof *ns->frames);
-    if (!ns->frames) {
-      ns->nframes = 0;
-      goto oom;
-    }
-    for (uint32_t k = 0; k < st->nframes; k++) {
-      if (st->frames[k] >= p->nframes) {
-        rc = SPY_EFORMAT;
-        goto done;
-      }
-      ns->frames[k] = fm[st->frames[k]];
-    }
-  }
-
-  for (size_t i = 0; i < p->nnatives; i++) {
-    const spy_native *nt = &p->natives[i];
-    if (nt->prim >= p->nprims) {
-      rc = SPY_EFORMAT;
-      goto done;
-    }
-    spyR_buf_clear(&m->key);
-    spyR_buf_printf(&m->key, "%u", pm[nt->prim]);
-    for (uint32_t k = 0; k < nt->nframes; k++) {
-      if (nt->frames[k] >= p->nframes) {
-        rc = SPY_EFORMAT;
-        goto done;
-      }
-      spyR_buf_printf(&m->key, ",%u", fm[nt->frames[k]]);
-    }
-    if (m->key.oom) goto oom;
-    uint32_t k = smap_get(&m->natives, m->key.s, (uint32_t)m->native.n,
-                          &added);
-    if (k == UINT32_MAX) goto oom;
-    if (added) {
-      spy_native *nn = vec_push(&m->native);
-      if (!nn) goto oom;
-      nn->prim = pm[nt->prim];
-      nn->frames = malloc((nt->nframes + 1) * sizeof *nn->frames);
-      if (!nn->frames) goto oom;
-      nn->nframes = nt->nframes;
-      for (uint32_t f = 0; f < nt->nframes; f++)
-        nn->frames[f] = fm[nt->frames[f]];
-    }
-    AT(m->native, spy_native, k).count += nt->count;
-  }
-  goto done;
-oom:
-  rc = SPY_ENOMEM;
-done:
-  free(pm);
-  free(fm);
-  free(prm);
-  free(rm);
-  free(stack);
+static int add_frames(merger *m, const spy_profile *p, inmap *x) {
+  spyR_buf lab = {0};
+  int rc = 0;
+  for (size_t i = 0; i < p->nframes && rc == 0; i++)
+    rc = add_frame(m, p, x, i, &lab);
   spyR_buf_free(&lab);
   return rc;
 }
 
-/* Children heaviest first (total_ns, then index), as the model promises. */
-typedef struct kid {
-  uint64_t total;
-  uint32_t node;
-} kid;
+/* The tree under p's node ROOT into the merged node MROOT, depth first
+** with pairs (source node, merged node) on x's stack. */
+static int add_tree(merger *m, const spy_profile *p, inmap *x, uint32_t root,
+                    uint32_t mroot) {
+  uint32_t(*stack)[2] = x->stack;
+  size_t sp = 0, visited = 0;
+  stack[sp][0] = root;
+  stack[sp++][1] = mroot;
+  while (sp) {
+    sp--;
+    uint32_t s = stack[sp][0], d = stack[sp][1];
+    const spy_node *sn = &p->nodes[s];
+    if (++visited > p->nnodes) return SPY_EFORMAT;
+    spy_node *dn = &AT(m->node, spy_node, d);
+    dn->total_ns += sn->total_ns;
+    dn->self_ns += sn->self_ns;
+    dn->tallies += sn->tallies;
+    dn->self_tallies += sn->self_tallies;
+    for (uint32_t c = sn->first_child; c != SPY_NONE;
+         c = p->nodes[c].next_sibling) {
+      if (c >= p->nnodes || p->nodes[c].frame >= p->nframes ||
+          sp >= p->nnodes)
+        return SPY_EFORMAT;
+      uint32_t dc = node_for(m, d, x->fm[p->nodes[c].frame]);
+      if (dc == UINT32_MAX) return SPY_ENOMEM;
+      stack[sp][0] = c;
+      stack[sp++][1] = dc;
+    }
+  }
+  return 0;
+}
 
-static int kid_cmp(const void *a, const void *b) {
-  const kid *x = a, *y = b;
-  if (x->total != y->total) return x->total < y->total ? 1 : -1;
-  return x->node < y->node ? -1 : x->node > y->node;
+/* Processes by name, each with its tree. */
+static int add_processes(merger *m, const spy_profile *p, inmap *x) {
+  for (size_t i = 0; i < p->nprocesses; i++) {
+    const spy_process *pr = &p->processes[i];
+    if (pr->root >= p->nnodes || p->nodes[pr->root].frame >= p->nframes)
+      return SPY_EFORMAT;
+    int added;
+    uint32_t k = smap_get(&m->procs, pr->name ? pr->name : "",
+                          (uint32_t)m->proc.n, &added);
+    if (k == UINT32_MAX) return SPY_ENOMEM;
+    if (added) {
+      spy_process *np = vec_push(&m->proc);
+      if (!np) return SPY_ENOMEM;
+      np->pid = pr->pid;
+      np->name = pr->name;
+      np->root = node_for(m, SPY_NONE, x->fm[p->nodes[pr->root].frame]);
+      if (np->root == UINT32_MAX) return SPY_ENOMEM;
+    }
+    spy_process *mp = &AT(m->proc, spy_process, k);
+    mp->total_ns += pr->total_ns;
+    mp->tallies += pr->tallies;
+    x->prm[i] = k;
+    int rc = add_tree(m, p, x, pr->root, mp->root);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Regions by path of names (region_for). */
+static int add_regions(merger *m, const spy_profile *p, inmap *x) {
+  for (size_t j = 0; j < p->nregions; j++) x->rm[j] = SPY_NONE;
+  for (size_t j = 0; j < p->nregions; j++)
+    if (region_for(m, p, (uint32_t)j, x->rm, 0) == UINT32_MAX)
+      return SPY_ENOMEM;
+  return 0;
+}
+
+/* Steps appended, their indices mapped (the longest are kept in build). */
+static int add_steps(merger *m, const spy_profile *p, inmap *x) {
+  for (size_t i = 0; i < p->nsteps; i++) {
+    const spy_step *st = &p->steps[i];
+    if (st->process >= p->nprocesses ||
+        (st->prim != SPY_NONE && st->prim >= p->nprims))
+      return SPY_EFORMAT;
+    spy_step *ns = vec_push(&m->step);
+    if (!ns) return SPY_ENOMEM;
+    *ns = *st;
+    ns->prim = st->prim == SPY_NONE ? SPY_NONE : x->pm[st->prim];
+    ns->process = x->prm[st->process];
+    ns->frames = malloc((st->nframes + 1) * sizeof *ns->frames);
+    if (!ns->frames) {
+      ns->nframes = 0;
+      return SPY_ENOMEM;
+    }
+    for (uint32_t k = 0; k < st->nframes; k++) {
+      if (st->frames[k] >= p->nframes) return SPY_EFORMAT;
+      ns->frames[k] = x->fm[st->frames[k]];
+    }
+  }
+  return 0;
+}
+
+/* Native stacks by primitive and frames: counts summed. */
+static int add_natives(merger *m, const spy_profile *p, inmap *x) {
+  for (size_t i = 0; i < p->nnatives; i++) {
+    const spy_native *nt = &p->natives[i];
+    if (nt->prim >= p->nprims) return SPY_EFORMAT;
+    spyR_buf_clear(&m->key);
+    spyR_buf_printf(&m->key, "%u", x->pm[nt->prim]);
+    for (uint32_t k = 0; k < nt->nframes; k++) {
+      if (nt->frames[k] >= p->nframes) return SPY_EFORMAT;
+      spyR_buf_printf(&m->key, ",%u", x->fm[nt->frames[k]]);
+    }
+    if (m->key.oom) return SPY_ENOMEM;
+    int added;
+    uint32_t k = smap_get(&m->natives, m->key.s, (uint32_t)m->native.n,
+                          &added);
+    if (k == UINT32_MAX) return SPY_ENOMEM;
+    if (added) {
+      spy_native *nn = vec_push(&m->native);
+      if (!nn) return SPY_ENOMEM;
+      nn->prim = x->pm[nt->prim];
+      nn->frames = malloc((nt->nframes + 1) * sizeof *nn->frames);
+      if (!nn->frames) return SPY_ENOMEM;
+      nn->nframes = nt->nframes;
+      for (uint32_t f = 0; f < nt->nframes; f++)
+        nn->frames[f] = x->fm[nt->frames[f]];
+    }
+    AT(m->native, spy_native, k).count += nt->count;
+  }
+  return 0;
+}
+
+/* Add profile p to the merger: 0, SPY_ENOMEM, or SPY_EFORMAT for an index
+** out of range. */
+static int add(merger *m, const spy_profile *p) {
+  inmap x = {calloc(p->nprims + 1, sizeof *x.pm),
+             calloc(p->nframes + 1, sizeof *x.fm),
+             calloc(p->nprocesses + 1, sizeof *x.prm),
+             malloc((p->nregions + 1) * sizeof *x.rm),
+             malloc((p->nnodes + 1) * sizeof *x.stack)};
+  int rc = SPY_ENOMEM;
+  if (x.pm && x.fm && x.prm && x.rm && x.stack) {
+    rc = add_prims(m, p, &x);
+    if (rc == 0) rc = add_frames(m, p, &x);
+    if (rc == 0) rc = add_processes(m, p, &x);
+    if (rc == 0) rc = add_regions(m, p, &x);
+    if (rc == 0) rc = add_steps(m, p, &x);
+    if (rc == 0) rc = add_natives(m, p, &x);
+  }
+  free(x.pm);
+  free(x.fm);
+  free(x.prm);
+  free(x.rm);
+  free(x.stack);
+  return rc;
 }
 
 static int step_cmp(const void *a, const void *b) {
@@ -405,24 +426,6 @@ static int native_cmp(const void *a, const void *b) {
   const spy_native *x = a, *y = b;
   if (x->prim != y->prim) return x->prim < y->prim ? -1 : 1;
   return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
-}
-
-static int relink(vec *nodes) {
-  spy_node *nd = nodes->a;
-  kid *k = malloc((nodes->n + 1) * sizeof *k);
-  if (!k) return SPY_ENOMEM;
-  for (size_t i = 0; i < nodes->n; i++) {
-    size_t c = 0;
-    for (uint32_t x = nd[i].first_child; x != SPY_NONE; x = nd[x].next_sibling)
-      k[c++] = (kid){nd[x].total_ns, x};
-    if (c < 2) continue;
-    qsort(k, c, sizeof *k, kid_cmp);
-    nd[i].first_child = k[0].node;
-    for (size_t j = 0; j < c; j++)
-      nd[k[j].node].next_sibling = j + 1 < c ? k[j + 1].node : SPY_NONE;
-  }
-  free(k);
-  return 0;
 }
 
 /* Copy the merged arrays into a new profile's arena. */
@@ -550,7 +553,7 @@ int spy_profile_merge(const spy_profile *const *in, size_t n, spy_profile **out)
   m.native = (vec)VEC(spy_native);
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) rc = add(&m, in[i]);
-  if (rc == 0) rc = relink(&m.node);
+  if (rc == 0) rc = spyR_sort_siblings(m.node.a, m.node.n);
   if (rc == 0) rc = build(&m, in, n, maxsteps, out);
   smap_free(&m.frames);
   smap_free(&m.procs);

@@ -243,201 +243,272 @@ static void span(uint64_t *lo, uint64_t *hi, uint64_t addr) {
   if (addr >= *hi) *hi = addr == UINT64_MAX ? addr : addr + 1;
 }
 
+/* The per-frame messages: one Function, Line and Location per frame (ids
+** frame + 1), with the arrays of pointers the Profile message takes. */
+typedef struct frametab {
+  PbFunction *fn, **fnp;
+  PbLocation *lo, **lop;
+  PbLine *li, **lip;
+} frametab;
+
+static int frametab_alloc(frametab *t, size_t n) {
+  if (!n) n = 1;
+  t->fn = calloc(n, sizeof *t->fn);
+  t->lo = calloc(n, sizeof *t->lo);
+  t->li = calloc(n, sizeof *t->li);
+  t->lip = calloc(n, sizeof *t->lip);
+  t->fnp = calloc(n, sizeof *t->fnp);
+  t->lop = calloc(n, sizeof *t->lop);
+  return t->fn && t->lo && t->li && t->lip && t->fnp && t->lop ? 0
+                                                               : SPY_ENOMEM;
+}
+
+static void frametab_free(frametab *t) {
+  free(t->fn);
+  free(t->lo);
+  free(t->li);
+  free(t->lip);
+  free(t->fnp);
+  free(t->lop);
+}
+
+/* The mappings: 1 the interpreter, 2 "[native]" (native frames of no
+** known object), 3 + m module m; and the span of the addresses of the
+** native frames that fall in each. */
+typedef struct maptab {
+  size_t nm;                 /* modules */
+  uint32_t *fmod;            /* per frame: its module, SPY_NONE unknown */
+  uint64_t *mlo, *mhi;       /* per module: its frames' span [lo, hi) */
+  int natives;               /* a frame falls in mapping 2 */
+  uint64_t lo_addr, hi_addr; /* and mapping 2's span */
+  PbMapping *map, **mapp;    /* nm + 2 of them */
+} maptab;
+
+/* Each native frame's object from p's locations. */
+static int maptab_alloc(maptab *mt, const spy_profile *p) {
+  size_t nm = mt->nm = p->nmodules;
+  mt->fmod = malloc((p->nframes + 1) * sizeof *mt->fmod);
+  mt->mlo = malloc((nm + 1) * sizeof *mt->mlo);
+  mt->mhi = calloc(nm + 1, sizeof *mt->mhi);
+  mt->map = calloc(nm + 2, sizeof *mt->map);
+  mt->mapp = calloc(nm + 2, sizeof *mt->mapp);
+  mt->lo_addr = UINT64_MAX;
+  if (!mt->fmod || !mt->mlo || !mt->mhi || !mt->map || !mt->mapp)
+    return SPY_ENOMEM;
+  for (size_t i = 0; i < p->nframes; i++) mt->fmod[i] = SPY_NONE;
+  for (size_t i = 0; i < nm; i++) mt->mlo[i] = UINT64_MAX;
+  for (size_t i = 0; i < p->nlocations; i++)
+    if (p->locations[i].frame < p->nframes && p->locations[i].module < nm)
+      mt->fmod[p->locations[i].frame] = p->locations[i].module;
+  return 0;
+}
+
+static void maptab_free(maptab *mt) {
+  free(mt->fmod);
+  free(mt->mlo);
+  free(mt->mhi);
+  free(mt->map);
+  free(mt->mapp);
+}
+
+/* Fill T from b's profile: each Function named by the report's label (a
+** native frame by its bare symbol); a native frame's Location at its
+** address, in its object's mapping or mapping 2, whose span in MT it
+** widens. LAB is scratch. */
+static int frametab_fill(frametab *t, maptab *mt, builder *b, spyR_buf *lab) {
+  const spy_profile *p = b->p;
+  for (size_t i = 0; i < p->nframes; i++) {
+    const spy_frame *fr = &p->frames[i];
+    spyR_buf_clear(lab);
+    if (fr->kind == SPY_FRAME_NATIVE)
+      spyR_buf_puts(lab, fr->name ? fr->name : "?"); /* the bare symbol */
+    else
+      spyR_label(lab, p, (uint32_t)i);
+    if (lab->oom) return SPY_ENOMEM;
+    PbFunction *fn = &t->fn[i];
+    perftools__profiles__function__init(fn);
+    fn->id = (uint64_t)i + 1;
+    fn->name = fn->system_name = strtab_id(&b->st, spyR_buf_str(lab));
+    if (fr->kind == SPY_FRAME_PRIM) b->prim_name[i] = fn->name;
+    t->fnp[i] = fn;
+    perftools__profiles__line__init(&t->li[i]);
+    t->li[i].function_id = fn->id;
+    t->lip[i] = &t->li[i];
+    PbLocation *lo = &t->lo[i];
+    perftools__profiles__location__init(lo);
+    lo->id = (uint64_t)i + 1;
+    lo->line = &t->lip[i];
+    lo->n_line = 1;
+    if (fr->kind == SPY_FRAME_NATIVE) {
+      uint32_t m = mt->fmod[i];
+      lo->address = fr->key;
+      if (m == SPY_NONE) { /* no object known: mapping 2, "[native]" */
+        lo->mapping_id = 2;
+        mt->natives = 1;
+        span(&mt->lo_addr, &mt->hi_addr, fr->key);
+      } else { /* the object's mapping, 3 + its module index */
+        lo->mapping_id = 3 + (uint64_t)m;
+        span(&mt->mlo[m], &mt->mhi[m], fr->key);
+      }
+    }
+    t->lop[i] = lo;
+  }
+  return 0;
+}
+
+/* The samples of every process, in the report's process order IX. */
+static int add_processes(builder *b, const uint32_t *ix) {
+  const spy_profile *p = b->p;
+  b->k_process = strtab_id(&b->st, "process");
+  b->k_pid = strtab_id(&b->st, "pid");
+  b->k_primitive = strtab_id(&b->st, "primitive");
+  int rc = 0;
+  for (size_t k = 0; k < p->nprocesses && rc == 0; k++) {
+    const spy_process *pr = &p->processes[ix[k]];
+    if (pr->root >= p->nnodes) return SPY_EFORMAT;
+    b->s_process = strtab_id(&b->st, pr->name ? pr->name : "?");
+    b->pid = (int64_t)pr->pid;
+    b->path[0] = pr->root;
+    const spy_node *root = &p->nodes[pr->root];
+    if (root->self_ns || root->self_tallies) rc = add_sample(b, 0);
+    if (rc == 0) rc = spyR_walk(p, ix[k], 0, 0, pprof_row, b);
+  }
+  return rc;
+}
+
+/* The sample and period types of PF and their storage VT (3) and VTP (2). */
+static void sample_types(PbProfile *pf, PbValueType *vt, PbValueType **vtp,
+                         builder *b) {
+  const spy_profile *p = b->p;
+  for (int i = 0; i < 3; i++) perftools__profiles__value_type__init(&vt[i]);
+  vtp[0] = &vt[0];
+  vtp[1] = &vt[1];
+  vt[0].type = strtab_id(&b->st, "samples");
+  vt[0].unit = strtab_id(&b->st, "count");
+  /* A profile records wall time (its clock is a wall clock: "tsc" or
+  ** "clock_gettime"); the type becomes "cpu" only if it ever records a
+  ** thread CPU-time clock. */
+  int cpu = p->clock && strstr(p->clock, "cpu") != NULL;
+  vt[1].type = strtab_id(&b->st, cpu ? "cpu" : "wall");
+  vt[1].unit = strtab_id(&b->st, "nanoseconds");
+  vt[2] = vt[1];
+  pf->sample_type = vtp;
+  pf->n_sample_type = 2;
+  pf->period_type = &vt[2];
+  pf->period = (int64_t)p->interval_ns;
+  pf->default_sample_type = vt[1].type;
+}
+
+/* The comments of PF (the command, then spyon's version, mode and clock)
+** in COMMENTS (2). LAB is scratch. */
+static void comments(PbProfile *pf, int64_t *comments, builder *b,
+                     spyR_buf *lab) {
+  const spy_profile *p = b->p;
+  size_t n = 0;
+  if (p->command && *p->command)
+    comments[n++] = strtab_id(&b->st, p->command);
+  spyR_buf_clear(lab);
+  spyR_buf_printf(lab, "spyon %s, %s mode, clock %s", SPY_VERSION_STRING,
+                  p->mode == SPY_MODE_TIMER ? "timer" : "poll",
+                  p->clock && *p->clock ? p->clock : "?");
+  comments[n++] = strtab_id(&b->st, spyR_buf_str(lab));
+  pf->comment = comments;
+  pf->n_comment = n;
+}
+
+/* mapping[0] is "the main binary" to pprof: the interpreter, named by
+** the command, its symbols present (has_functions), so readers neither
+** warn that it is missing nor look for a binary. Native frames fall in
+** their object's mapping (3 + its module index: file, build-id, the
+** span of the frames' addresses, file offset from the load bias), or in
+** mapping 2, "[native]", when no object was known; all are marked as
+** already symbolized (the frames carry their names). */
+static void mappings(PbProfile *pf, maptab *mt, builder *b) {
+  const spy_profile *p = b->p;
+  PbMapping *map = mt->map;
+  for (size_t i = 0; i < mt->nm + 2; i++) {
+    perftools__profiles__mapping__init(&map[i]);
+    map[i].id = (uint64_t)i + 1;
+    map[i].has_functions = 1;
+    mt->mapp[i] = &map[i];
+  }
+  map[0].filename = strtab_id(&b->st, p->command && *p->command ? p->command
+                                                                 : "spyon");
+  map[1].memory_start = mt->natives ? mt->lo_addr : 0;
+  map[1].memory_limit = mt->natives ? mt->hi_addr : 0;
+  map[1].filename = strtab_id(&b->st, "[native]");
+  for (size_t m = 0; m < mt->nm; m++) {
+    const spy_module *md = &p->modules[m];
+    PbMapping *mp = &map[2 + m];
+    if (mt->mhi[m]) {
+      mp->memory_start = mt->mlo[m];
+      mp->memory_limit = mt->mhi[m];
+      mp->file_offset = mt->mlo[m] >= md->bias ? mt->mlo[m] - md->bias : 0;
+    }
+    mp->filename = strtab_id(&b->st, md->path ? md->path : "");
+    mp->build_id = strtab_id(&b->st, md->build_id ? md->build_id : "");
+  }
+  pf->mapping = mt->mapp;
+  pf->n_mapping = mt->nm + 2;
+}
+
+/* Pack PF and write it gzipped to F. */
+static int pack_write(const PbProfile *pf, FILE *f) {
+  size_t len = perftools__profiles__profile__get_packed_size(pf);
+  uint8_t *packed = malloc(len ? len : 1);
+  if (!packed) return SPY_ENOMEM;
+  perftools__profiles__profile__pack(pf, packed);
+  int rc = write_gzip(packed, len, f);
+  free(packed);
+  return rc;
+}
+
+/* The message refers to strings by their index in the table, so the
+** order of the steps below is the order of the table: frames, samples'
+** labels, types, comments, mappings. */
 int spy_report_pprof(const spy_profile *p, FILE *f) {
   if (!p || !f) return SPY_EINVAL;
   builder b;
   memset(&b, 0, sizeof b);
   b.p = p;
   strtab_id(&b.st, ""); /* string_table[0] must be "" */
-  int rc = 0;
   uint32_t *ix = spyR_process_order(p);
-  PbFunction *fn = calloc(p->nframes ? p->nframes : 1, sizeof *fn);
-  PbLocation *lo = calloc(p->nframes ? p->nframes : 1, sizeof *lo);
-  PbLine *li = calloc(p->nframes ? p->nframes : 1, sizeof *li);
-  PbLine **lip = calloc(p->nframes ? p->nframes : 1, sizeof *lip);
-  PbFunction **fnp = calloc(p->nframes ? p->nframes : 1, sizeof *fnp);
-  PbLocation **lop = calloc(p->nframes ? p->nframes : 1, sizeof *lop);
+  frametab t = {0};
+  maptab mt = {0};
+  int rc = frametab_alloc(&t, p->nframes);
+  if (maptab_alloc(&mt, p)) rc = SPY_ENOMEM;
   b.prim_name = calloc(p->nframes ? p->nframes : 1, sizeof *b.prim_name);
   b.path = malloc(64 * sizeof *b.path);
   b.pathcap = 64;
-  /* Each native frame's object (SPY_NONE: unknown), and the address span
-  ** of each object's frames. */
-  size_t nm = p->nmodules;
-  uint32_t *fmod = malloc((p->nframes + 1) * sizeof *fmod);
-  uint64_t *mlo = malloc((nm + 1) * sizeof *mlo);
-  uint64_t *mhi = calloc(nm + 1, sizeof *mhi);
-  PbMapping *map = calloc(nm + 2, sizeof *map);
-  PbMapping **mapp = calloc(nm + 2, sizeof *mapp);
-  if (fmod && mlo) {
-    for (size_t i = 0; i < p->nframes; i++) fmod[i] = SPY_NONE;
-    for (size_t i = 0; i < nm; i++) mlo[i] = UINT64_MAX;
-    for (size_t i = 0; i < p->nlocations; i++)
-      if (p->locations[i].frame < p->nframes &&
-          p->locations[i].module < nm)
-        fmod[p->locations[i].frame] = p->locations[i].module;
-  }
-  uint8_t *packed = NULL;
   PbSample **smsg = NULL;
   spyR_buf lab = {0};
-  if (!ix || !fn || !lo || !li || !lip || !fnp || !lop || !b.prim_name ||
-      !b.path || !fmod || !mlo || !mhi || !map || !mapp) {
-    rc = SPY_ENOMEM;
-    goto done;
+  if (!ix || !b.prim_name || !b.path) rc = SPY_ENOMEM;
+  if (rc == 0) rc = frametab_fill(&t, &mt, &b, &lab);
+  if (rc == 0) rc = add_processes(&b, ix);
+  if (rc == 0) {
+    PbProfile pf;
+    PbValueType vt[3], *vtp[2];
+    int64_t cm[2];
+    perftools__profiles__profile__init(&pf);
+    sample_types(&pf, vt, vtp, &b);
+    pf.time_nanos = (int64_t)p->start_unix_ns;
+    pf.duration_nanos = (int64_t)p->wall_ns;
+    comments(&pf, cm, &b, &lab);
+    mappings(&pf, &mt, &b);
+    pf.function = t.fnp;
+    pf.n_function = p->nframes;
+    pf.location = t.lop;
+    pf.n_location = p->nframes;
+    smsg = malloc((b.nsmp ? b.nsmp : 1) * sizeof *smsg);
+    if (!smsg || b.st.oom || lab.oom) rc = SPY_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < b.nsmp; i++) smsg[i] = &b.smp[i]->msg;
+    pf.sample = smsg;
+    pf.n_sample = b.nsmp;
+    pf.string_table = b.st.s;
+    pf.n_string_table = b.st.n;
+    if (rc == 0) rc = pack_write(&pf, f);
   }
 
-  /* Functions and locations, one per frame; native frames in their
-  ** object's mapping, or mapping 2 (below). */
-  uint64_t lo_addr = UINT64_MAX, hi_addr = 0;
-  int natives = 0;
-  for (size_t i = 0; i < p->nframes; i++) {
-    const spy_frame *fr = &p->frames[i];
-    spyR_buf_clear(&lab);
-    if (fr->kind == SPY_FRAME_NATIVE)
-      spyR_buf_puts(&lab, fr->name ? fr->name : "?"); /* the bare symbol */
-    else
-      spyR_label(&lab, p, (uint32_t)i);
-    if (lab.oom) {
-      rc = SPY_ENOMEM;
-      goto done;
-    }
-    perftools__profiles__function__init(&fn[i]);
-    fn[i].id = (uint64_t)i + 1;
-    fn[i].name = fn[i].system_name = strtab_id(&b.st, spyR_buf_str(&lab));
-    if (fr->kind == SPY_FRAME_PRIM) b.prim_name[i] = fn[i].name;
-    fnp[i] = &fn[i];
-    perftools__profiles__line__init(&li[i]);
-    li[i].function_id = fn[i].id;
-    lip[i] = &li[i];
-    perftools__profiles__location__init(&lo[i]);
-    lo[i].id = (uint64_t)i + 1;
-    lo[i].line = &lip[i];
-    lo[i].n_line = 1;
-    if (fr->kind == SPY_FRAME_NATIVE) {
-      uint32_t m = fmod[i];
-      lo[i].address = fr->key;
-      if (m == SPY_NONE) { /* no object known: mapping 2, "[native]" */
-        lo[i].mapping_id = 2;
-        natives = 1;
-        span(&lo_addr, &hi_addr, fr->key);
-      } else { /* the object's mapping, 3 + its module index */
-        lo[i].mapping_id = 3 + (uint64_t)m;
-        span(&mlo[m], &mhi[m], fr->key);
-      }
-    }
-    lop[i] = &lo[i];
-  }
-
-  b.k_process = strtab_id(&b.st, "process");
-  b.k_pid = strtab_id(&b.st, "pid");
-  b.k_primitive = strtab_id(&b.st, "primitive");
-  for (size_t k = 0; k < p->nprocesses && rc == 0; k++) {
-    const spy_process *pr = &p->processes[ix[k]];
-    if (pr->root >= p->nnodes) {
-      rc = SPY_EFORMAT;
-      break;
-    }
-    b.s_process = strtab_id(&b.st, pr->name ? pr->name : "?");
-    b.pid = (int64_t)pr->pid;
-    b.path[0] = pr->root;
-    const spy_node *root = &p->nodes[pr->root];
-    if (root->self_ns || root->self_tallies) rc = add_sample(&b, 0);
-    if (rc == 0) rc = spyR_walk(p, ix[k], 0, 0, pprof_row, &b);
-  }
-  if (rc) goto done;
-
-  PbProfile pf;
-  perftools__profiles__profile__init(&pf);
-  PbValueType vt[3];
-  PbValueType *vtp[2] = {&vt[0], &vt[1]};
-  for (int i = 0; i < 3; i++) perftools__profiles__value_type__init(&vt[i]);
-  vt[0].type = strtab_id(&b.st, "samples");
-  vt[0].unit = strtab_id(&b.st, "count");
-  /* A profile records wall time (its clock is a wall clock: "tsc" or
-  ** "clock_gettime"); the type becomes "cpu" only if it ever records a
-  ** thread CPU-time clock. */
-  int cpu = p->clock && strstr(p->clock, "cpu") != NULL;
-  vt[1].type = strtab_id(&b.st, cpu ? "cpu" : "wall");
-  vt[1].unit = strtab_id(&b.st, "nanoseconds");
-  vt[2] = vt[1];
-  pf.sample_type = vtp;
-  pf.n_sample_type = 2;
-  pf.period_type = &vt[2];
-  pf.period = (int64_t)p->interval_ns;
-  pf.default_sample_type = vt[1].type;
-  pf.time_nanos = (int64_t)p->start_unix_ns;
-  pf.duration_nanos = (int64_t)p->wall_ns;
-  int64_t comments[2];
-  size_t ncomments = 0;
-  if (p->command && *p->command)
-    comments[ncomments++] = strtab_id(&b.st, p->command);
-  spyR_buf_clear(&lab);
-  spyR_buf_printf(&lab, "spyon %s, %s mode, clock %s", SPY_VERSION_STRING,
-                  p->mode == SPY_MODE_TIMER ? "timer" : "poll",
-                  p->clock && *p->clock ? p->clock : "?");
-  comments[ncomments++] = strtab_id(&b.st, spyR_buf_str(&lab));
-  pf.comment = comments;
-  pf.n_comment = ncomments;
-
-  /* mapping[0] is "the main binary" to pprof: the interpreter, named by
-  ** the command, its symbols present (has_functions), so readers neither
-  ** warn that it is missing nor look for a binary. Native frames fall in
-  ** their object's mapping (3 + its module index: file, build-id, the
-  ** span of the frames' addresses, file offset from the load bias), or in
-  ** mapping 2, "[native]", when no object was known; all are marked as
-  ** already symbolized (the frames carry their names). */
-  for (size_t i = 0; i < nm + 2; i++) {
-    perftools__profiles__mapping__init(&map[i]);
-    map[i].id = (uint64_t)i + 1;
-    map[i].has_functions = 1;
-    mapp[i] = &map[i];
-  }
-  map[0].filename = strtab_id(&b.st, p->command && *p->command ? p->command
-                                                               : "spyon");
-  map[1].memory_start = natives ? lo_addr : 0;
-  map[1].memory_limit = natives ? hi_addr : 0;
-  map[1].filename = strtab_id(&b.st, "[native]");
-  for (size_t m = 0; m < nm; m++) {
-    const spy_module *md = &p->modules[m];
-    PbMapping *mp = &map[2 + m];
-    if (mhi[m]) {
-      mp->memory_start = mlo[m];
-      mp->memory_limit = mhi[m];
-      mp->file_offset = mlo[m] >= md->bias ? mlo[m] - md->bias : 0;
-    }
-    mp->filename = strtab_id(&b.st, md->path ? md->path : "");
-    mp->build_id = strtab_id(&b.st, md->build_id ? md->build_id : "");
-  }
-  pf.mapping = mapp;
-  pf.n_mapping = nm + 2;
-  pf.function = fnp;
-  pf.n_function = p->nframes;
-  pf.location = lop;
-  pf.n_location = p->nframes;
-  smsg = malloc((b.nsmp ? b.nsmp : 1) * sizeof *smsg);
-  if (!smsg) {
-    rc = SPY_ENOMEM;
-    goto done;
-  }
-  for (size_t i = 0; i < b.nsmp; i++) smsg[i] = &b.smp[i]->msg;
-  pf.sample = smsg;
-  pf.n_sample = b.nsmp;
-  if (b.st.oom || lab.oom) {
-    rc = SPY_ENOMEM;
-    goto done;
-  }
-  pf.string_table = b.st.s;
-  pf.n_string_table = b.st.n;
-
-  size_t len = perftools__profiles__profile__get_packed_size(&pf);
-  packed = malloc(len ? len : 1);
-  if (!packed) {
-    rc = SPY_ENOMEM;
-    goto done;
-  }
-  perftools__profiles__profile__pack(&pf, packed);
-  rc = write_gzip(packed, len, f);
-
-done:
   for (size_t i = 0; i < b.nsmp; i++) {
     free(b.smp[i]->msg.location_id);
     free(b.smp[i]);
@@ -445,19 +516,9 @@ done:
   free(b.smp);
   free(b.path);
   free(b.prim_name);
-  free(fn);
-  free(lo);
-  free(li);
-  free(lip);
-  free(fnp);
-  free(lop);
-  free(fmod);
-  free(mlo);
-  free(mhi);
-  free(map);
-  free(mapp);
+  frametab_free(&t);
+  maptab_free(&mt);
   free(ix);
-  free(packed);
   free(smsg);
   spyR_buf_free(&lab);
   strtab_free(&b.st);

@@ -69,6 +69,23 @@ int spyR_children(const spy_profile *p, uint32_t n, double min_ns,
   return 0;
 }
 
+int spyR_sort_siblings(spy_node *nd, size_t n) {
+  kid *k = malloc((n + 1) * sizeof *k);
+  if (!k) return SPY_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    size_t c = 0;
+    for (uint32_t x = nd[i].first_child; x != SPY_NONE; x = nd[x].next_sibling)
+      k[c++] = (kid){nd[x].total_ns, x};
+    if (c < 2) continue;
+    qsort(k, c, sizeof *k, kid_cmp);
+    nd[i].first_child = k[0].node;
+    for (size_t j = 0; j < c; j++)
+      nd[k[j].node].next_sibling = j + 1 < c ? k[j + 1].node : SPY_NONE;
+  }
+  free(k);
+  return 0;
+}
+
 typedef struct pkey {
   uint64_t total, pid;
   uint32_t ix;

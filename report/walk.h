@@ -63,6 +63,12 @@ SPY_INTERNAL int spyR_walk(const spy_profile *p, uint32_t process,
 SPY_INTERNAL int spyR_children(const spy_profile *p, uint32_t n,
                                double min_ns, uint32_t **out, size_t *count);
 
+/* Relink the sibling lists of the N nodes ND so that every node's
+** children run heaviest first (total_ns, then index), the order the model
+** promises: for a tree built or merged in another order. Returns 0 or
+** SPY_ENOMEM (the lists unchanged). */
+SPY_INTERNAL int spyR_sort_siblings(spy_node *nd, size_t n);
+
 /* Process indices heaviest first (total_ns, then pid, then index) in a
 ** malloc'd array of p->nprocesses entries (never NULL for 0 processes);
 ** NULL when out of memory. Every tool lists processes in this order. */

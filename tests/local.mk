@@ -4,7 +4,8 @@ tests_runner_SOURCES = tests/runner.c tests/test.h \
 	tests/test_core.c tests/test_core.h tests/test_core_exact.c \
 	tests/test_contract.c \
 	tests/test_profile.c tests/test_profile.h tests/test_profile_bad.c \
-	tests/test_report.c tests/test_cost.c tests/test_cost.h \
+	tests/test_report.c tests/test_report_walk.c \
+	tests/test_report_export.c tests/test_cost.c tests/test_cost.h \
 	tests/test_cost_fit.c tests/test_st.c tests/test_st.h \
 	tests/test_st_prof.c tests/test_st_cli.c tests/test_st_hostile.c \
 	tests/test_native.c \

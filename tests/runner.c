@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,6 +40,7 @@ extern const struct spy_test t_core[], t_core_exact[], t_profile[],
     t_st_hostile[], t_native[], t_contract[],
     t_cli[], t_export[], t_tui[], t_json[], t_runner[], t_selftest[], t_mark[], t_lua[],
     t_arch[], t_steps[];
+extern const struct spy_test t_report_walk[], t_report_export[];
 
 /* SERIAL: the tests whose names start with one of its space-separated
 ** prefixes run alone, after the others ("" all, NULL none): they compare
@@ -58,6 +60,8 @@ static const struct {
   {"profile", t_profile, NULL, 0},
   {"profile", t_profile_bad, NULL, 0},
   {"report", t_report, NULL, 0},
+  {"report", t_report_walk, NULL, 0},
+  {"report", t_report_export, NULL, 0},
   {"cost", t_cost, NULL, 0},
   {"st", t_st, NULL, 0},
   {"st", t_st_hostile, NULL, 0},
@@ -116,6 +120,17 @@ int t_run(const char *cmdline, char **out) {
   if (out) *out = t_slurp(path, NULL);
   if (st == -1 || !WIFEXITED(st)) return -1;
   return WEXITSTATUS(st);
+}
+
+int t_spyon(char **out, const char *fmt, ...) {
+  char args[8000], line[12500];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(line, sizeof line, "cd '%s' && '%s/spyon' %s", tmpdir, t_builddir,
+           args);
+  return t_run(line, out);
 }
 
 static void rmtree(const char *dir) {

@@ -111,6 +111,12 @@ extern const char *t_srcdir;
 ** if it died of a signal. */
 int t_run(const char *cmdline, char **out);
 
+/* Run `spyon ARGS` (ARGS from printf-style FMT: a shell fragment, so
+** redirections work) from the build tree, in the test's temporary
+** directory; stdout and the result as t_run gives them. */
+int t_spyon(char **out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Read a whole file into a malloc'd NUL-terminated buffer (NULL on error). */
 char *t_slurp(const char *path, size_t *len);
 

@@ -37,17 +37,30 @@ static int share_bad; /* share checks missed in this attempt */
 /* Check a share against the truth with the suite's tolerance. A miss is
 ** printed and counted; the test decides with again() whether the run was
 ** stalled enough to be tried once more (as tests/test_core.c does). */
-#define SHARE_NEAR(what, prof, truth, pr, h)                                \
-  do {                                                                     \
-    double tol_ = share_tol_pp((truth) / 100, (double)(pr)->tallies,       \
-                               gt_stall(h));                               \
-    if (fabs((prof) - (truth)) > tol_) {                                   \
-      fprintf(stderr, "%s: profile %.2f%% vs truth %.2f%% (tolerance "     \
-              "%.2f pp, thread stalled %.0f%%)\n", what, (prof), (truth), \
-              tol_, 100 * gt_stall(h));                                    \
-      share_bad++;                                                         \
-    }                                                                      \
-  } while (0)
+static void share_near(const char *what, double prof, double truth,
+                       const spy_profile *pr, const gt_host *h) {
+  double tol = share_tol_pp(truth / 100, (double)pr->tallies, gt_stall(h));
+  if (fabs(prof - truth) > tol) {
+    fprintf(stderr, "%s: profile %.2f%% vs truth %.2f%% (tolerance %.2f pp, "
+            "thread stalled %.0f%%)\n", what, prof, truth, tol,
+            100 * gt_stall(h));
+    share_bad++;
+  }
+}
+
+/* share_near for the self time of method KEY. */
+static void method_near(const char *what, const spy_profile *pr,
+                        const gt_host *h, uint64_t key) {
+  share_near(what, prof_share(pr, SPY_FRAME_METHOD, key),
+             truth_share(h, h->t_method[key]), pr, h);
+}
+
+/* share_near for the time inside primitive ID. */
+static void prim_near(const char *what, const spy_profile *pr,
+                      const gt_host *h, int id) {
+  share_near(what, prof_share(pr, SPY_FRAME_PRIM, (uint64_t)id),
+             truth_share(h, h->t_prim[id]), pr, h);
+}
 
 /* After a test's share checks: 0 when they held; 1 to run again (some
 ** missed on a run whose thread was stalled and attempts remain); else the
@@ -160,6 +173,14 @@ static void rig_free(rig *r, spy_profile *pr) {
   T_EQ_INT(spy_profiler_free(r->p), 0);
 }
 
+/* The end of an attempt: again(), then rig_free. Returns again()'s
+** answer (1: run the test once more). */
+static int rig_end(rig *r, spy_profile *pr, int attempt) {
+  int retry = again(r->h, attempt);
+  rig_free(r, pr);
+  return retry;
+}
+
 /* A test whose share checks may be retried on a stalled run: its body
 ** runs with `attempt` and sets *retry from again(). */
 #define RETRYING(name)                                                    \
@@ -211,17 +232,13 @@ RETRYING(callback_shares) {
   rig_new(&r, NULL);
   spy_profile *pr = rig_run(&r, body_callback, 800 * MS);
   gt_host *h = r.h;
-  SHARE_NEAR("comparator", prof_share(pr, SPY_FRAME_METHOD, K_CMP),
-             truth_share(h, h->t_method[K_CMP]), pr, h);
-  SHARE_NEAR("primitive", prof_share(pr, SPY_FRAME_PRIM, r.prim[0]),
-             truth_share(h, h->t_prim[r.prim[0]]), pr, h);
-  SHARE_NEAR("caller", prof_share(pr, SPY_FRAME_METHOD, K_MAIN),
-             truth_share(h, h->t_method[K_MAIN]), pr, h);
+  method_near("comparator", pr, h, K_CMP);
+  prim_near("primitive", pr, h, r.prim[0]);
+  method_near("caller", pr, h, K_MAIN);
   parent_is(pr, SPY_FRAME_METHOD, K_CMP, SPY_FRAME_PRIM, r.prim[0]);
   parent_is(pr, SPY_FRAME_PRIM, r.prim[0], SPY_FRAME_METHOD, K_MAIN);
   prim_exact(pr, h, r.prim[0]);
-  *retry = again(r.h, attempt);
-  rig_free(&r, pr);
+  *retry = rig_end(&r, pr, attempt);
 }
 
 /* Callbacks three deep: P1 calls back into inner, which calls P2, which
@@ -261,13 +278,10 @@ RETRYING(callback_nested) {
   spy_profile *pr = rig_run(&r, body_nested, 800 * MS);
   gt_host *h = r.h;
   for (int i = 0; i < 3; i++)
-    SHARE_NEAR(pr->prims[r.prim[i]].name,
-               prof_share(pr, SPY_FRAME_PRIM, r.prim[i]),
-               truth_share(h, h->t_prim[r.prim[i]]), pr, h);
+    prim_near(pr->prims[r.prim[i]].name, pr, h, r.prim[i]);
   uint64_t keys[] = {K_MAIN, K_INNER, K_LEAF};
   for (int i = 0; i < 3; i++)
-    SHARE_NEAR(h->names[keys[i]], prof_share(pr, SPY_FRAME_METHOD, keys[i]),
-               truth_share(h, h->t_method[keys[i]]), pr, h);
+    method_near(h->names[keys[i]], pr, h, keys[i]);
   /* main > P1 > inner > P2 > leaf > P3 */
   parent_is(pr, SPY_FRAME_PRIM, r.prim[0], SPY_FRAME_METHOD, K_MAIN);
   parent_is(pr, SPY_FRAME_METHOD, K_INNER, SPY_FRAME_PRIM, r.prim[0]);
@@ -275,8 +289,7 @@ RETRYING(callback_nested) {
   parent_is(pr, SPY_FRAME_METHOD, K_LEAF, SPY_FRAME_PRIM, r.prim[1]);
   parent_is(pr, SPY_FRAME_PRIM, r.prim[2], SPY_FRAME_METHOD, K_LEAF);
   for (int i = 0; i < 3; i++) prim_exact(pr, h, r.prim[i]);
-  *retry = again(r.h, attempt);
-  rig_free(&r, pr);
+  *retry = rig_end(&r, pr, attempt);
 }
 
 /* ------------------------------------------------------------------------
@@ -313,10 +326,8 @@ RETRYING(switch_in_prim) {
   gt_process(r.h, 1, 200, "B");
   spy_profile *pr = rig_run(&r, body_switch, 800 * MS);
   gt_host *h = r.h;
-  SHARE_NEAR("primitive", prof_share(pr, SPY_FRAME_PRIM, r.prim[0]),
-             truth_share(h, h->t_prim[r.prim[0]]), pr, h);
-  SHARE_NEAR("B's method", prof_share(pr, SPY_FRAME_METHOD, K_AFTER),
-             truth_share(h, h->t_method[K_AFTER]), pr, h);
+  prim_near("primitive", pr, h, r.prim[0]);
+  method_near("B's method", pr, h, K_AFTER);
   int pa = gt_proc_index(pr, 100), pb = gt_proc_index(pr, 200);
   T_ASSERT(pa >= 0 && pb >= 0);
   uint32_t fp = gt_find_frame(pr, SPY_FRAME_PRIM, (uint64_t)r.prim[0]);
@@ -326,8 +337,7 @@ RETRYING(switch_in_prim) {
   spy_counters c;
   T_EQ_INT(spy_counters_get(r.p, &c), 0);
   T_EQ_INT(c.nest_dropped, 0);
-  *retry = again(r.h, attempt);
-  rig_free(&r, pr);
+  *retry = rig_end(&r, pr, attempt);
 }
 
 /* ------------------------------------------------------------------------
@@ -379,21 +389,16 @@ RETRYING(unwind_kinds) {
   rig_new(&r, NULL);
   spy_profile *pr = rig_run(&r, body_unwind, 800 * MS);
   gt_host *h = r.h;
-  SHARE_NEAR("work after the error",
-             prof_share(pr, SPY_FRAME_METHOD, K_AFTER),
-             truth_share(h, h->t_method[K_AFTER]), pr, h);
-  SHARE_NEAR("primitive", prof_share(pr, SPY_FRAME_PRIM, r.prim[0]),
-             truth_share(h, h->t_prim[r.prim[0]]), pr, h);
-  SHARE_NEAR("callback", prof_share(pr, SPY_FRAME_METHOD, K_CMP),
-             truth_share(h, h->t_method[K_CMP]), pr, h);
+  method_near("work after the error", pr, h, K_AFTER);
+  prim_near("primitive", pr, h, r.prim[0]);
+  method_near("callback", pr, h, K_CMP);
   T_ASSERT(h->prims[r.prim[0]].calls > 30);
   prim_exact(pr, h, r.prim[0]);
   prim_exact(pr, h, r.prim[1]);
   /* The region was closed by every unwind through it. */
   T_ASSERT(pr->nregions >= 1);
   T_EQ_INT(pr->regions[0].calls, h->prims[r.prim[1]].calls);
-  *retry = again(r.h, attempt);
-  rig_free(&r, pr);
+  *retry = rig_end(&r, pr, attempt);
 }
 
 /* A coroutine that dies inside a primitive (yielded across C, then
@@ -425,13 +430,11 @@ RETRYING(process_end) {
   gt_process(r.h, 1, 7, "co");
   spy_profile *pr = rig_run(&r, body_dead, 500 * MS);
   gt_host *h = r.h;
-  SHARE_NEAR("main", prof_share(pr, SPY_FRAME_METHOD, K_MAIN),
-             truth_share(h, h->t_method[K_MAIN]), pr, h);
+  method_near("main", pr, h, K_MAIN);
   spy_counters c;
   T_EQ_INT(spy_counters_get(r.p, &c), 0);
   T_EQ_INT(c.nest_dropped, 0); /* ended, not evicted */
-  *retry = again(r.h, attempt);
-  rig_free(&r, pr);
+  *retry = rig_end(&r, pr, attempt);
 }
 
 /* ------------------------------------------------------------------------
@@ -463,10 +466,8 @@ RETRYING(deep_stack) {
   gt_host *h = r.h;
   if (!T_TSAN) { /* TSan makes each of 200 000 hooks slow where the work
                     is not: the shares describe TSan, not the walk */
-    SHARE_NEAR("recursion", prof_share(pr, SPY_FRAME_METHOD, K_DEEP),
-               truth_share(h, h->t_method[K_DEEP]), pr, h);
-    SHARE_NEAR("main", prof_share(pr, SPY_FRAME_METHOD, K_MAIN),
-               truth_share(h, h->t_method[K_MAIN]), pr, h);
+    method_near("recursion", pr, h, K_DEEP);
+    method_near("main", pr, h, K_MAIN);
   }
   spy_counters c;
   T_EQ_INT(spy_counters_get(r.p, &c), 0);
@@ -483,8 +484,7 @@ RETRYING(deep_stack) {
     if (pr->frames[i].kind == SPY_FRAME_CUT && pr->frames[i].key > 90000)
       cut = 1;
   T_ASSERT(cut);
-  *retry = again(r.h, attempt);
-  rig_free(&r, pr);
+  *retry = rig_end(&r, pr, attempt);
 }
 
 /* The same recursion walked in full visits the whole stack at every
@@ -532,30 +532,22 @@ RETRYING(polls_dense_sparse) {
   rig_new(&r, NULL);
   spy_profile *pr = rig_run(&r, body_polls, 600 * MS);
   gt_host *h = r.h;
-  double tl = truth_share(h, h->t_method[K_LONG]);
-  SHARE_NEAR("dense: Long>>b", prof_share(pr, SPY_FRAME_METHOD, K_LONG), tl,
-             pr, h);
-  SHARE_NEAR("dense: Short>>a", prof_share(pr, SPY_FRAME_METHOD, K_SHORT),
-             truth_share(h, h->t_method[K_SHORT]), pr, h);
-  if ((*retry = again(r.h, attempt))) {
-    rig_free(&r, pr);
-    return;
-  }
-  rig_free(&r, pr);
+  method_near("dense: Long>>b", pr, h, K_LONG);
+  method_near("dense: Short>>a", pr, h, K_SHORT);
+  if ((*retry = rig_end(&r, pr, attempt))) return;
 
   rig_new(&r, NULL);
   r.h->sparse = 1;
   pr = rig_run(&r, body_polls, 600 * MS);
   h = r.h;
-  tl = truth_share(h, h->t_method[K_LONG]);
+  double tl = truth_share(h, h->t_method[K_LONG]);
   double pl = prof_share(pr, SPY_FRAME_METHOD, K_LONG);
   /* Sparse: the samples due in Long>>b are taken at the next activation,
   ** in Short>>a. What a host that ignores the contract loses: */
   if (!(tl - pl > 40))
     T_FAIL("sparse polls: Long>>b %.2f%% vs truth %.2f%%; expected the skid",
            pl, tl);
-  *retry = again(r.h, attempt);
-  rig_free(&r, pr);
+  *retry = rig_end(&r, pr, attempt);
 }
 
 /* ------------------------------------------------------------------------
@@ -578,11 +570,9 @@ RETRYING(late_registration) {
   spy_profile *pr = stop_take(r.p, r.h, &r.ss);
   T_EQ_STR(pr->prims[late].name, "Module>>loadedLater");
   prim_exact(pr, r.h, late);
-  SHARE_NEAR("late primitive", prof_share(pr, SPY_FRAME_PRIM, late),
-             truth_share(r.h, r.h->t_prim[late]), pr, r.h);
+  prim_near("late primitive", pr, r.h, late);
   T_ASSERT(pr->prims[late].nobs > 0);
-  *retry = again(r.h, attempt);
-  rig_free(&r, pr);
+  *retry = rig_end(&r, pr, attempt);
 }
 
 /* The controlling thread stops and at once restarts while the interpreter
@@ -800,8 +790,7 @@ RETRYING(cheap_costs_unbiased) {
   }
   free(x), free(y), free(tmp), free(log);
   r.h->log = NULL;
-  *retry = again(r.h, attempt);
-  rig_free(&r, pr);
+  *retry = rig_end(&r, pr, attempt);
 }
 
 /* Long calls among short ones (1 in 40 takes ~2 ms, the rest ~5 us), with
@@ -857,8 +846,7 @@ RETRYING(cheap_longest) {
     rig_free(&r, pr);
     return;
   }
-  *retry = again(r.h, attempt);
-  rig_free(&r, pr);
+  *retry = rig_end(&r, pr, attempt);
 }
 
 /* The public headers compile as C++11, 17 and 20 with warnings as errors

@@ -152,9 +152,7 @@ static void leaves_poll(void) {
     compare_leaves(&t, pr, h, -1, (double)h->t_total, den,
                    (double)pr->tallies);
     if (retry(&t, "leaves_poll", attempt)) {
-      spy_profile_free(pr);
-      gt_free(h);
-      T_EQ_INT(spy_profiler_free(p), 0);
+      run_free(p, h, pr);
       continue;
     }
     leaf_check(&t, "leaves_poll");
@@ -188,9 +186,7 @@ static void leaves_poll(void) {
     f = gt_find_frame(pr, SPY_FRAME_PRIM, (uint64_t)s.mul);
     T_ASSERT(f != SPY_NONE);
     T_EQ_STR(pr->frames[f].name, "LargeInt>>mul");
-    spy_profile_free(pr);
-    gt_free(h);
-    T_EQ_INT(spy_profiler_free(p), 0);
+    run_free(p, h, pr);
     return;
   }
 }
@@ -215,17 +211,8 @@ static void totals_wall(void) {
   T_EQ_INT(pr->mode, SPY_MODE_POLL);
   T_ASSERT(pr->tallies > 0);
   T_ASSERT((double)pr->tallies <= wall / 1e5 + 2);
-  /* Per node: total = self + children's totals. */
-  for (size_t i = 0; i < pr->nnodes; i++) {
-    uint64_t c = pr->nodes[i].self_ns;
-    for (uint32_t k = pr->nodes[i].first_child; k != SPY_NONE;
-         k = pr->nodes[k].next_sibling)
-      c += pr->nodes[k].total_ns;
-    T_EQ_INT(c, pr->nodes[i].total_ns);
-  }
-  spy_profile_free(pr);
-  gt_free(h);
-  T_EQ_INT(spy_profiler_free(p), 0);
+  totals_add_up(pr);
+  run_free(p, h, pr);
 }
 
 /* Default options (10 kHz, 4 MiB ring) over 1 s drop nothing. */
@@ -249,9 +236,7 @@ static void zero_drops(void) {
   if (!((double)pr->tallies >= 0.5 * grid))
     T_FAIL("%" PRIu64 " tallies in %" PRIu64 " ns at 10 kHz (thread stalled "
            "%.0f%%)", pr->tallies, pr->wall_ns, 100 * gt_stall(h));
-  spy_profile_free(pr);
-  gt_free(h);
-  T_EQ_INT(spy_profiler_free(p), 0);
+  run_free(p, h, pr);
 }
 
 /* The MessageTally trap: a long primitive (~1 ms, no polls inside) followed

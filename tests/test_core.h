@@ -106,4 +106,22 @@ static inline spy_profile *run_std(spy_profiler *p, gt_host **hout,
   return pr;
 }
 
+/* Every node's total is its self time plus its children's totals. */
+static inline void totals_add_up(const spy_profile *pr) {
+  for (size_t i = 0; i < pr->nnodes; i++) {
+    uint64_t c = pr->nodes[i].self_ns;
+    for (uint32_t k = pr->nodes[i].first_child; k != SPY_NONE;
+         k = pr->nodes[k].next_sibling)
+      c += pr->nodes[k].total_ns;
+    T_EQ_INT(c, pr->nodes[i].total_ns);
+  }
+}
+
+/* Free what a test ran: the profile, the host and the profiler. */
+static inline void run_free(spy_profiler *p, gt_host *h, spy_profile *pr) {
+  spy_profile_free(pr);
+  gt_free(h);
+  T_EQ_INT(spy_profiler_free(p), 0);
+}
+
 #endif

@@ -68,9 +68,7 @@ static void prims_exact(void) {
   T_EQ_STR(pr->prims[s.mul].size_names[1], "b");
   T_EQ_INT(pr->prims[s.copy].nsizes, 1);
   T_EQ_STR(pr->prims[s.copy].size_names[0], "n");
-  spy_profile_free(pr);
-  gt_free(h);
-  T_EQ_INT(spy_profiler_free(p), 0);
+  run_free(p, h, pr);
 }
 
 /* GC: the pause count is exact, total and max within the brackets, the GC
@@ -103,9 +101,7 @@ static void gc_truth(void) {
   T_ASSERT(nodes >= 1);
   T_NEAR(100.0 * (double)self / den, tg,
          share_tol_pp(tg / 100, (double)pr->tallies, gt_stall(h)));
-  spy_profile_free(pr);
-  gt_free(h);
-  T_EQ_INT(spy_profiler_free(p), 0);
+  run_free(p, h, pr);
 }
 
 /* Regions: "load" at top level containing "parse" half of the time, and
@@ -177,9 +173,7 @@ static void regions_exact(void) {
   }
   T_NEAR(100.0 * (double)gt_frame_total(pr, fl) / den, tr,
          share_tol_pp(tr / 100, n, gt_stall(h)));
-  spy_profile_free(pr);
-  gt_free(h);
-  T_EQ_INT(spy_profiler_free(p), 0);
+  run_free(p, h, pr);
 }
 
 /* Cost observations: a reservoir of 256 over 20000 calls keeps exactly 256,
@@ -445,9 +439,7 @@ static void depth_cap(void) {
     T_FAIL("kept %d root-most and %d leaf-most frames of 1000", r, l);
   const spy_frame *leaf = &pr->frames[pr->nodes[best].frame];
   T_EQ_STR(leaf->name, "Rec>>level999");
-  spy_profile_free(pr);
-  gt_free(h);
-  T_EQ_INT(spy_profiler_free(p), 0);
+  run_free(p, h, pr);
 }
 
 /* Stop, idle 200 ms, start again: the same profile continues and wall_ns
@@ -470,13 +462,7 @@ static void restart_continues(void) {
       spy_profile *mid = NULL;
       T_EQ_INT(spy_profile_take(p, &mid), 0);
       T_ASSERT(mid->tallies > 0 && mid->nprocesses == 1);
-      for (size_t i = 0; i < mid->nnodes; i++) {
-        uint64_t c = mid->nodes[i].self_ns;
-        for (uint32_t j = mid->nodes[i].first_child; j != SPY_NONE;
-             j = mid->nodes[j].next_sibling)
-          c += mid->nodes[j].total_ns;
-        T_EQ_INT(c, mid->nodes[i].total_ns);
-      }
+      totals_add_up(mid);
       spy_profile_free(mid);
     }
     T_EQ_INT(spy_stop(p), 0);
@@ -490,9 +476,7 @@ static void restart_continues(void) {
   T_ASSERT(pr->wall_ns >= 250 * MS);
   T_NEAR((double)gt_process_totals(pr), (double)pr->wall_ns,
          0.01 * (double)pr->wall_ns);
-  spy_profile_free(pr);
-  gt_free(h);
-  T_EQ_INT(spy_profiler_free(p), 0);
+  run_free(p, h, pr);
 }
 
 /* force_clock_gettime: the profile says so, and the exact figures and the
@@ -513,9 +497,7 @@ static void clock_fallback(void) {
   T_EQ_INT(pr->prims[s.mul].calls, t->calls);
   check_bracket("mul", pr->prims[s.mul].total_ns, t->inner_ns, t->outer_ns,
                 t->calls);
-  spy_profile_free(pr);
-  gt_free(h);
-  T_EQ_INT(spy_profiler_free(p), 0);
+  run_free(p, h, pr);
 }
 
 static void noop_walk(void *ud, spy_stack *st) {

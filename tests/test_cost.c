@@ -238,6 +238,18 @@ static void t_expr_errors(void) {
 ** CSV
 ** =================================================================== */
 
+/* Write TEXT to NAME in the test's directory; returns its path (in a
+** buffer the next call reuses). */
+static const char *tmp_file(const char *name, const char *text) {
+  static char path[4200];
+  snprintf(path, sizeof path, "%s/%s", t_tmpdir(), name);
+  FILE *f = fopen(path, "w");
+  T_ASSERT(f);
+  fputs(text, f);
+  T_ASSERT(fclose(f) == 0);
+  return path;
+}
+
 static void t_csv_ok(void) {
   const char *csv =
       "\xef\xbb\xbf# cost measurements\r\n"
@@ -311,11 +323,8 @@ static void t_csv_errors(void) {
   }
   /* Files: the message names the path; a missing file is an I/O error. */
   char path[512], err[512];
-  snprintf(path, sizeof path, "%s/ragged.csv", t_tmpdir());
-  FILE *f = fopen(path, "w");
-  T_ASSERT(f);
-  fputs("primitive,n,time_ns\nadd,1,10\nadd,2\n", f);
-  fclose(f);
+  snprintf(path, sizeof path, "%s",
+           tmp_file("ragged.csv", "primitive,n,time_ns\nadd,1,10\nadd,2\n"));
   spy_cost_data *d;
   T_EQ_INT(spy_cost_data_load_csv(path, &d, err, sizeof err), SPY_EFORMAT);
   char want[600];
@@ -392,29 +401,17 @@ static void t_csv_roundtrip(void) {
 
 /* The CLI prints the loader's message on one line and exits 2. */
 static void t_csv_cli(void) {
-  char path[512], cmd[1400], *out = NULL;
-  snprintf(path, sizeof path, "%s/bad.csv", t_tmpdir());
-  FILE *f = fopen(path, "w");
-  T_ASSERT(f);
-  fputs("primitive,a,b,time_ns\nmul,1,2,10\nmul,3,zz,12\n", f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "cd '%s' && '%s/spyon' costs bad.csv 2>&1",
-           t_tmpdir(), t_builddir);
-  T_EQ_INT(t_run(cmd, &out), 2);
+  char *out = NULL;
+  tmp_file("bad.csv", "primitive,a,b,time_ns\nmul,1,2,10\nmul,3,zz,12\n");
+  T_EQ_INT(t_spyon(&out, "costs bad.csv 2>&1"), 2);
   T_EQ_STR(out, "spyon: bad.csv:3:7: 'zz' is not a number (column 'b')\n");
   free(out);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && printf 'primitive,n,time_ns\\n' > h.csv && "
-           "'%s/spyon' costs --model 'c0 + c1*n' h.csv 2>&1",
-           t_tmpdir(), t_builddir);
-  T_EQ_INT(t_run(cmd, &out), 2);
+  tmp_file("h.csv", "primitive,n,time_ns\n");
+  T_EQ_INT(t_spyon(&out, "costs --model 'c0 + c1*n' h.csv 2>&1"), 2);
   T_EQ_STR(out, "spyon: h.csv:1: no data rows after the header\n");
   free(out);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && printf 'primitive,n,time_ns\\nf,1,2\\nf,2,3\\n' > "
-           "m.csv && '%s/spyon' costs --model 'c0 + c1*m' m.csv 2>&1",
-           t_tmpdir(), t_builddir);
-  T_EQ_INT(t_run(cmd, &out), 2);
+  tmp_file("m.csv", "primitive,n,time_ns\nf,1,2\nf,2,3\n");
+  T_EQ_INT(t_spyon(&out, "costs --model 'c0 + c1*m' m.csv 2>&1"), 2);
   T_EQ_STR(out, "spyon costs: f: model:1:9: unknown variable 'm' "
                 "(variables are the size and predictor columns; coefficient "
                 "names start with 'c')\n");
@@ -626,24 +623,18 @@ static void t_solvers(void) {
 ** size-dependent model, and spy_cost_annotate_profile writes it beside
 ** the primitive for the report. */
 static void t_profile_multiply(void) {
-  char script[512], cmd[2048], spy[512], err[512];
-  snprintf(script, sizeof script, "%s/m.st", t_tmpdir());
+  char spy[512], err[512];
   snprintf(spy, sizeof spy, "%s/m.spy", t_tmpdir());
-  FILE *f = fopen(script, "w");
-  T_ASSERT(f);
-  fputs("| random xs |\n"
-        "LargePositiveInteger karatsubaThreshold: 100000000.\n"
-        "random := Random seed: 7.\n"
-        "xs := (1 to: 100) collect: [:i |\n"
-        "  (256 raisedTo: (random between: 4 and: 3000)) - "
-        "(random between: 1 and: 1000)].\n"
-        "6000 timesRepeat: [(xs at: (random between: 1 and: 100)) * "
-        "(xs at: (random between: 1 and: 100))].\n",
-        f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "'%s/spyon' -o '%s' '%s' >/dev/null 2>&1",
-           t_builddir, spy, script);
-  T_EQ_INT(t_run(cmd, NULL), 0);
+  tmp_file("m.st",
+           "| random xs |\n"
+           "LargePositiveInteger karatsubaThreshold: 100000000.\n"
+           "random := Random seed: 7.\n"
+           "xs := (1 to: 100) collect: [:i |\n"
+           "  (256 raisedTo: (random between: 4 and: 3000)) - "
+           "(random between: 1 and: 1000)].\n"
+           "6000 timesRepeat: [(xs at: (random between: 1 and: 100)) * "
+           "(xs at: (random between: 1 and: 100))].\n");
+  T_EQ_INT(t_spyon(NULL, "-o m.spy m.st >/dev/null 2>&1"), 0);
   spy_profile *p;
   T_EQ_INT(spy_profile_load(spy, &p, err, sizeof err), 0);
   size_t mul = p->nprims;
@@ -696,14 +687,15 @@ static void t_cli_outputs(void) {
 #if !HAVE_CAIRO
   T_SKIP("plots not built in (configure found no cairo)");
 #endif
-  char cmd[2048], path[600], *out = NULL;
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && '%s/spyon' costs '%s/tests/data/cost/example.csv' "
-           "--plot svg --bootstrap 50 > table.txt 2>/dev/null && "
-           "'%s/spyon' costs '%s/tests/data/cost/example.csv' --plot png "
-           "--plot-format png --bootstrap 0 > /dev/null 2>&1",
-           t_tmpdir(), t_builddir, t_srcdir, t_builddir, t_srcdir);
-  T_EQ_INT(t_run(cmd, NULL), 0);
+  char path[600], *out = NULL;
+  T_EQ_INT(t_spyon(NULL, "costs '%s/tests/data/cost/example.csv' --plot svg "
+                         "--bootstrap 50 > table.txt 2>/dev/null",
+                   t_srcdir),
+           0);
+  T_EQ_INT(t_spyon(NULL, "costs '%s/tests/data/cost/example.csv' --plot png "
+                         "--plot-format png --bootstrap 0 > /dev/null 2>&1",
+                   t_srcdir),
+           0);
   static const char *const names[] = {"LargeInt_", "Array_sort"};
   for (int i = 0; i < 2; i++) {
     size_t len;

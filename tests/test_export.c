@@ -222,19 +222,15 @@ static void t_pprof_traces(void) {
 ** command; the top of `pprof -top` on `spyon report --format pprof` is
 ** the text report's leaves, names and milliseconds. */
 static void t_pprof_run(void) {
-  char cmd[9000], *out;
-  const char *d = t_tmpdir();
-  snprintf(cmd, sizeof cmd,
-           "'%s/spyon' -o '%s/li.spy' '%s/examples/largeint.st' "
-           ">/dev/null 2>&1 && '%s/spyon' report '%s/li.spy' --format pprof "
-           "> '%s/li.pb.gz'",
-           t_builddir, d, t_srcdir, t_builddir, d, d);
-  T_EQ_INT(t_run(cmd, NULL), 0);
-  snprintf(cmd, sizeof cmd, "'%s/spyon' report '%s/li.spy'", t_builddir, d);
+  char *out;
+  T_EQ_INT(t_spyon(NULL, "-o li.spy '%s/examples/largeint.st' >/dev/null 2>&1",
+                   t_srcdir),
+           0);
+  T_EQ_INT(t_spyon(NULL, "report li.spy --format pprof > li.pb.gz"), 0);
   char *text = NULL;
-  T_EQ_INT(t_run(cmd, &text), 0);
+  T_EQ_INT(t_spyon(&text, "report li.spy"), 0);
   char file[4200];
-  snprintf(file, sizeof file, "%s/li.pb.gz", d);
+  snprintf(file, sizeof file, "%s/li.pb.gz", t_tmpdir());
   out = pprof("-top -unit=ns -nodecount=8", file);
   toprow rows[8];
   size_t n = parse_top(out, rows, 8);
@@ -486,10 +482,8 @@ static char *save_run(const run *r, const char *name) {
 
 /* `spyon diff A B --format json`, parsed. */
 static json_t *diff_json(const char *a, const char *b) {
-  char cmd[9000], *out = NULL;
-  snprintf(cmd, sizeof cmd, "'%s/spyon' diff '%s' '%s' --format json",
-           t_builddir, a, b);
-  T_EQ_INT(t_run(cmd, &out), 0);
+  char *out = NULL;
+  T_EQ_INT(t_spyon(&out, "diff '%s' '%s' --format json", a, b), 0);
   json_error_t e;
   json_t *j = json_loads(out, 0, &e);
   if (!j) T_FAIL("diff JSON: line %d: %s\n%s", e.line, e.text, out);
@@ -629,10 +623,8 @@ static void t_diff_planted(void) {
     json_t *j = diff_json(pa, pb);
     bad = check_diff(j, &a, &b, 1, &quiet) + check_rank(j, &a, &b, &top);
     /* The text table lists the same first line, flagged. */
-    char cmd[9000], *out = NULL;
-    snprintf(cmd, sizeof cmd, "'%s/spyon' diff '%s' '%s'", t_builddir, pa,
-             pb);
-    T_EQ_INT(t_run(cmd, &out), 0);
+    char *out = NULL;
+    T_EQ_INT(t_spyon(&out, "diff '%s' '%s'", pa, pb), 0);
     const char *self = strstr(out, "**Self time**");
     T_ASSERT(self);
     /* The title, the column heads, then the first line. */
@@ -674,10 +666,8 @@ static void t_diff_folded(void) {
   planted_run(&a, 500 * US);
   planted_run(&b, 1500 * US);
   char *pa = save_run(&a, "a.spy"), *pb = save_run(&b, "b.spy");
-  char cmd[9000], *out = NULL;
-  snprintf(cmd, sizeof cmd, "'%s/spyon' diff '%s' '%s' --format folded",
-           t_builddir, pa, pb);
-  T_EQ_INT(t_run(cmd, &out), 0);
+  char *out = NULL;
+  T_EQ_INT(t_spyon(&out, "diff '%s' '%s' --format folded", pa, pb), 0);
   uint64_t sum[2] = {0, 0}, want[2] = {0, 0};
   int planted = 0;
   for (char *l = out; *l;) {
@@ -740,11 +730,10 @@ static void t_merge(void) {
   planted_run(&a, 500 * US);
   planted_run(&b, 1500 * US);
   char *pa = save_run(&a, "a.spy"), *pb = save_run(&b, "b.spy");
-  char cmd[9000], path[4200], err[512];
+  char path[4200], err[512];
   snprintf(path, sizeof path, "%s/m.spy", t_tmpdir());
-  snprintf(cmd, sizeof cmd, "'%s/spyon' merge '%s' '%s' -o '%s' 2>/dev/null",
-           t_builddir, pa, pb, path);
-  T_EQ_INT(t_run(cmd, NULL), 0);
+  T_EQ_INT(t_spyon(NULL, "merge '%s' '%s' -o '%s' 2>/dev/null", pa, pb, path),
+           0);
   spy_profile *m = NULL;
   if (spy_profile_load(path, &m, err, sizeof err) < 0) T_FAIL("%s", err);
   T_EQ_INT(m->tallies, a.pr->tallies + b.pr->tallies);
@@ -764,10 +753,8 @@ static void t_merge(void) {
   t->mode = SPY_MODE_TIMER;
   snprintf(path, sizeof path, "%s/t.spy", t_tmpdir());
   T_EQ_INT(spy_profile_save(t, path, err, sizeof err), 0);
-  snprintf(cmd, sizeof cmd, "'%s/spyon' merge '%s' '%s' -o '%s/x.spy' 2>&1",
-           t_builddir, pa, path, t_tmpdir());
   char *out = NULL;
-  T_EQ_INT(t_run(cmd, &out), 1);
+  T_EQ_INT(t_spyon(&out, "merge '%s' '%s' -o x.spy 2>&1", pa, path), 1);
   T_ASSERT(strstr(out, "different modes"));
   free(out);
   spy_profile_free(t);

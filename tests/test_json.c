@@ -65,6 +65,21 @@ static size_t roundtrip(const char *in, char *out, size_t outlen) {
   return n;
 }
 
+/* IN through the escaper and back: unchanged when jansson takes it for
+** valid UTF-8, else with U+FFFD in it. */
+static void check_escaped(const char *in) {
+  char out[64];
+  size_t n = strlen(in);
+  size_t m = roundtrip(in, out, sizeof out);
+  json_t *v = json_stringn(in, n);
+  if (v) {
+    T_ASSERT(m == n && memcmp(in, out, n) == 0);
+    json_decref(v);
+  } else {
+    T_ASSERT(strstr(out, R));
+  }
+}
+
 /* Every string of one or two bytes (1..255 each), and every lead byte of
 ** three and four with continuation bytes around the ranges' edges: the
 ** literal parses, a valid string comes back unchanged, and an invalid
@@ -75,15 +90,7 @@ static void t_escaper(void) {
   for (unsigned a = 1; a < 256; a++)
     for (unsigned b = 0; b < 256; b++) {
       in[0] = (char)a, in[1] = (char)b, in[2] = '\0';
-      size_t n = strlen(in);
-      size_t m = roundtrip(in, out, sizeof out);
-      json_t *v = json_stringn(in, n);
-      if (v) {
-        T_ASSERT(m == n && memcmp(in, out, n) == 0);
-        json_decref(v);
-      } else {
-        T_ASSERT(strstr(out, R));
-      }
+      check_escaped(in);
     }
   static const unsigned char edge[] = {0x00, 0x7f, 0x80, 0x8f, 0x90,
                                        0x9f, 0xa0, 0xbf, 0xc0, 0xff};
@@ -93,15 +100,7 @@ static void t_escaper(void) {
         for (size_t l = 0; l < sizeof edge; l++) {
           in[0] = (char)a, in[1] = (char)edge[i], in[2] = (char)edge[k];
           in[3] = (char)edge[l], in[4] = '\0';
-          size_t n = strlen(in);
-          size_t m = roundtrip(in, out, sizeof out);
-          json_t *v = json_stringn(in, n);
-          if (v) {
-            T_ASSERT(m == n && memcmp(in, out, n) == 0);
-            json_decref(v);
-          } else {
-            T_ASSERT(strstr(out, R));
-          }
+          check_escaped(in);
         }
   T_ASSERT(roundtrip(CTL_NAME, out, sizeof out) == strlen(CTL_NAME));
   T_EQ_STR(out, CTL_NAME);
@@ -118,6 +117,15 @@ static json_t *load(const char *path) {
   json_t *j = json_load_file(path, 0, &e);
   if (!j) T_FAIL("%s: line %d col %d: %s", path, e.line, e.column, e.text);
   return j;
+}
+
+/* The JSON that `spyon ARGS` prints, run in the test's directory (the
+** command must succeed). */
+static json_t *spyon_json(const char *args) {
+  char path[4200];
+  T_EQ_INT(t_spyon(NULL, "%s > out.json", args), 0);
+  snprintf(path, sizeof path, "%s/out.json", t_tmpdir());
+  return load(path);
 }
 
 /* Whether the array A holds an object whose "name" is NAME. */
@@ -154,17 +162,10 @@ static void hostile_profile(const char *path) {
 }
 
 static void t_report(void) {
-  char spy[4200], cmd[9000];
+  char spy[4200];
   snprintf(spy, sizeof spy, "%s/h.spy", t_tmpdir());
   hostile_profile(spy);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && '%s/spyon' report h.spy --format json > r.json && "
-           "'%s/spyon' report h.spy --format speedscope > s.json",
-           t_tmpdir(), t_builddir, t_builddir);
-  T_EQ_INT(t_run(cmd, NULL), 0);
-  char path[4200];
-  snprintf(path, sizeof path, "%s/r.json", t_tmpdir());
-  json_t *j = load(path);
+  json_t *j = spyon_json("report h.spy --format json");
   json_t *fr = json_object_get(j, "frames");
   T_ASSERT(has_name(fr, CTL_NAME));
   T_ASSERT(has_name(fr, BAD_JSON));
@@ -179,8 +180,7 @@ static void t_report(void) {
   T_EQ_INT(json_integer_value(json_object_get(loc, "frame")), 7);
   T_EQ_STR(json_string_value(json_object_get(loc, "addr")), "0x1234");
   json_decref(j);
-  snprintf(path, sizeof path, "%s/s.json", t_tmpdir());
-  j = load(path);
+  j = spyon_json("report h.spy --format speedscope");
   fr = json_object_get(json_object_get(j, "shared"), "frames");
   T_ASSERT(has_name(fr, CTL_NAME));
   T_ASSERT(has_name(fr, BAD_JSON));
@@ -188,7 +188,7 @@ static void t_report(void) {
 }
 
 static void t_costs(void) {
-  char path[4200], cmd[9000];
+  char path[4200];
   /* A CSV whose primitive names are quoted fields with the bytes above
   ** (a quote doubled, as CSV writes it; no newline, which ends a row). */
   snprintf(path, sizeof path, "%s/h.csv", t_tmpdir());
@@ -201,13 +201,7 @@ static void t_costs(void) {
     fprintf(f, "\"%s\",%d,%d\n", BAD_NAME, i, 50 + 3 * i * i);
   }
   fclose(f);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && '%s/spyon' costs h.csv --format json --bootstrap 20 "
-           "> c.json",
-           t_tmpdir(), t_builddir);
-  T_EQ_INT(t_run(cmd, NULL), 0);
-  snprintf(path, sizeof path, "%s/c.json", t_tmpdir());
-  json_t *j = load(path);
+  json_t *j = spyon_json("costs h.csv --format json --bootstrap 20");
   json_t *pr = json_object_get(j, "primitives");
   T_EQ_INT(json_array_size(pr), 2);
   T_ASSERT(has_name(pr, "ctl\x01\x02\x1f tab\t quote\" bs\\ del\x7f"));
@@ -217,13 +211,7 @@ static void t_costs(void) {
   char spy[4200];
   snprintf(spy, sizeof spy, "%s/h.spy", t_tmpdir());
   hostile_profile(spy);
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && '%s/spyon' costs h.spy --format json --min-calls 2 "
-           "> p.json",
-           t_tmpdir(), t_builddir);
-  T_EQ_INT(t_run(cmd, NULL), 0);
-  snprintf(path, sizeof path, "%s/p.json", t_tmpdir());
-  j = load(path);
+  j = spyon_json("costs h.spy --format json --min-calls 2");
   T_ASSERT(has_name(json_object_get(j, "primitives"), BAD_JSON));
   json_decref(j);
 }

@@ -11,14 +11,20 @@
 ** Hostile input
 ** --------------------------------------------------------------------- */
 
+/* tp_synth(), returned, and its encoding in *B (*LEN bytes, malloc'd). */
+static spy_profile *synth_encoded(unsigned char **b, size_t *len) {
+  spy_profile *p = tp_synth();
+  tp_encode(p, b, len);
+  return p;
+}
+
 /* Every prefix of a valid file is an error naming an offset inside it:
 ** first as it is (the length check), then with the preamble rewritten to
 ** match, so that each cut reaches the section parsers. */
 static void truncated(void) {
-  spy_profile *p = tp_synth();
   unsigned char *b;
   size_t len;
-  tp_encode(p, &b, &len);
+  spy_profile *p = synth_encoded(&b, &len);
   unsigned char *c = malloc(len);
   for (size_t n = 0; n < len; n++) {
     tp_load_fails(b, n, 0, SPY_EFORMAT, NULL);
@@ -45,10 +51,9 @@ static void truncated(void) {
 /* Any flipped byte is caught by the checksum (or the magic, version or
 ** length checks in the preamble), and never crashes. */
 static void flipped(void) {
-  spy_profile *p = tp_synth();
   unsigned char *b;
   size_t len;
-  tp_encode(p, &b, &len);
+  spy_profile *p = synth_encoded(&b, &len);
   static const unsigned char masks[] = {0x01, 0x80, 0xff, 0x10};
   for (size_t i = 0; i < len; i++)
     for (size_t m = 0; m < sizeof masks; m++) {
@@ -76,10 +81,9 @@ static void flipped(void) {
 ** of every body byte still gives either an error with a proper message or
 ** a profile whose every index is in range. */
 static void flipped_nocrc(void) {
-  spy_profile *p = tp_synth();
   unsigned char *b;
   size_t len;
-  tp_encode(p, &b, &len);
+  spy_profile *p = synth_encoded(&b, &len);
   size_t loaded = 0, failed = 0;
   for (size_t i = SPYP_PRE_SIZE; i < len; i++)
     for (unsigned m = 1; m < 256; m <<= 1) {
@@ -106,6 +110,18 @@ static void flipped_nocrc(void) {
   spy_profile_free(p);
 }
 
+/* The file B (LEN bytes) rebuilt as tp_rebuild does (section TAG's
+** payload replaced by PAY, EXTRA inserted) must fail to load with
+** SPY_EFORMAT and WANT in the message; returns the offset it names. */
+static size_t rebuilt_fails(const unsigned char *b, size_t len, uint64_t tag,
+                            const tb *pay, const tb *extra,
+                            uint64_t extra_tag, const char *want) {
+  tb t = tp_rebuild(b, len, tag, pay, extra, extra_tag);
+  size_t off = tp_load_fails(t.p, t.n, 0, SPY_EFORMAT, want);
+  free(t.p);
+  return off;
+}
+
 /* Forged counts are rejected before anything is allocated for them. An
 ** address-space limit proves it where no sanitizer needs the space. */
 static void forged_counts(void) {
@@ -113,10 +129,9 @@ static void forged_counts(void) {
   struct rlimit rl = {512u << 20, 512u << 20};
   T_EQ_INT(setrlimit(RLIMIT_AS, &rl), 0);
 #endif
-  spy_profile *p = tp_synth();
   unsigned char *b;
   size_t len;
-  tp_encode(p, &b, &len);
+  spy_profile *p = synth_encoded(&b, &len);
   tsec s[32];
   int ns = tp_split(b, len, s, 32);
   static const char *const what[] = {
@@ -132,14 +147,12 @@ static void forged_counts(void) {
       tb pay = {0};
       tp_tb_var(&pay, huge[h]);
       tp_tb_put(&pay, b + pos, s[i].off + s[i].len - pos);
-      tb t = tp_rebuild(b, len, s[i].tag, &pay, NULL, 0);
       char want[96];
       snprintf(want, sizeof want, "%s %llu is more than the",
                what[s[i].tag], (unsigned long long)huge[h]);
-      size_t off = tp_load_fails(t.p, t.n, 0, SPY_EFORMAT, want);
+      size_t off = rebuilt_fails(b, len, s[i].tag, &pay, NULL, 0, want);
       T_ASSERT(off >= s[i].at && off < s[i].at + 24);
       free(pay.p);
-      free(t.p);
       tried++;
     }
   }
@@ -149,10 +162,8 @@ static void forged_counts(void) {
   tp_tb_var(&pay, 1);
   tp_tb_var(&pay, 1ull << 40);
   tp_tb_put(&pay, "abc", 3);
-  tb t = tp_rebuild(b, len, 2, &pay, NULL, 0);
-  tp_load_fails(t.p, t.n, 0, SPY_EFORMAT,
+  rebuilt_fails(b, len, 2, &pay, NULL, 0,
                 "string 0: length 1099511627776 runs");
-  free(t.p);
   free(pay.p);
   pay = (tb){0};
   tp_tb_var(&pay, 1); /* one prim */
@@ -161,9 +172,7 @@ static void forged_counts(void) {
   for (int k = 0; k < 5; k++) tp_tb_var(&pay, 0); /* flags .. obs_offered */
   tp_tb_var(&pay, 0); /* no model */
   tp_tb_var(&pay, 1ull << 50);
-  t = tp_rebuild(b, len, 3, &pay, NULL, 0);
-  tp_load_fails(t.p, t.n, 0, SPY_EFORMAT, "prim 0: observation count");
-  free(t.p);
+  rebuilt_fails(b, len, 3, &pay, NULL, 0, "prim 0: observation count");
   free(pay.p);
   pay = (tb){0};
   tp_tb_var(&pay, 1); /* one step */
@@ -173,19 +182,16 @@ static void forged_counts(void) {
   tp_tb_var(&pay, 5); /* ns */
   tp_tb_var(&pay, 0); /* process 0 */
   tp_tb_var(&pay, 1ull << 40);
-  t = tp_rebuild(b, len, 7, &pay, NULL, 0);
-  tp_load_fails(t.p, t.n, 0, SPY_EFORMAT, "step 0: frame count 1099511627776");
-  free(t.p);
+  rebuilt_fails(b, len, 7, &pay, NULL, 0, "step 0: frame count 1099511627776");
   free(pay.p);
   free(b);
   spy_profile_free(p);
 }
 
 static void bad_preamble(void) {
-  spy_profile *p = tp_synth();
   unsigned char *b;
   size_t len;
-  tp_encode(p, &b, &len);
+  spy_profile *p = synth_encoded(&b, &len);
   static const uint32_t vers[] = {0, 2, 0xffffffffu};
   for (int i = 0; i < 3; i++) {
     unsigned char v[4] = {(unsigned char)vers[i],
@@ -290,11 +296,10 @@ static void io_errors(void) {
 /* Later versions may add sections and append fields to sections; this
 ** reader skips both. */
 static void forward_compat(void) {
-  spy_profile *p = tp_synth(), *q = NULL;
   unsigned char *b;
   size_t len;
+  spy_profile *p = synth_encoded(&b, &len), *q = NULL;
   char err[512];
-  tp_encode(p, &b, &len);
   tsec s[32];
   int ns = tp_split(b, len, s, 32);
   tb extra = {0};
@@ -319,22 +324,17 @@ static void forward_compat(void) {
     free(pay.p);
   }
   /* Known sections out of order or repeated are errors. */
-  t = tp_rebuild(b, len, 5, NULL, &extra, 4);
-  tp_load_fails(t.p, t.n, 0, SPY_EFORMAT, "section 4 (frames) repeated or out");
-  free(t.p);
-  t = tp_rebuild(b, len, 3, NULL, &extra, 5);
-  tp_load_fails(t.p, t.n, 0, SPY_EFORMAT,
-             "section 3 (prims) missing before section 5 (nodes)");
-  free(t.p);
+  rebuilt_fails(b, len, 5, NULL, &extra, 4,
+                "section 4 (frames) repeated or out");
+  rebuilt_fails(b, len, 3, NULL, &extra, 5,
+                "section 3 (prims) missing before section 5 (nodes)");
   free(extra.p);
   tb pay = {0};
   tp_tb_var(&pay, 2);
   tp_tb_var(&pay, 3);
   tp_tb_put(&pay, "a\0b", 3);
   tp_tb_var(&pay, 0);
-  t = tp_rebuild(b, len, 2, &pay, NULL, 0);
-  tp_load_fails(t.p, t.n, 0, SPY_EFORMAT, "string 0: contains a NUL byte");
-  free(t.p);
+  rebuilt_fails(b, len, 2, &pay, NULL, 0, "string 0: contains a NUL byte");
   free(pay.p);
   free(b);
   spy_profile_free(p);
@@ -460,6 +460,22 @@ static json_t *jget(json_t *o, const char *key) {
 #define J_INT(o, k) json_integer_value(jget((o), (k)))
 #define J_STR(o, k) json_string_value(jget((o), (k)))
 
+/* P written by spy_profile_write_json to NAME in the test's directory,
+** read back by jansson (a parse error fails the test). */
+static json_t *written_json(const spy_profile *p, const char *name) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", t_tmpdir(), name);
+  FILE *f = fopen(path, "w");
+  T_ASSERT(f);
+  T_EQ_INT(spy_profile_write_json(p, f), 0);
+  fclose(f);
+  json_error_t je;
+  json_t *j = json_load_file(path, 0, &je);
+  if (!j)
+    T_FAIL("JSON parse: %s at line %d col %d", je.text, je.line, je.column);
+  return j;
+}
+
 static const char *const KINDS[] = {"root",   "method", "prim", "gc",
                                     "region", "native", "cut"};
 
@@ -484,15 +500,7 @@ static void json_tree(json_t *j, const spy_profile *p, uint32_t i) {
 
 static void json_values(void) {
   spy_profile *p = tp_synth();
-  char path[4200];
-  snprintf(path, sizeof path, "%s/p.json", t_tmpdir());
-  FILE *f = fopen(path, "w");
-  T_EQ_INT(spy_profile_write_json(p, f), 0);
-  fclose(f);
-  json_error_t je;
-  json_t *j = json_load_file(path, 0, &je);
-  if (!j) T_FAIL("JSON parse: %s at line %d col %d", je.text, je.line,
-                 je.column);
+  json_t *j = written_json(p, "p.json");
   T_EQ_STR(J_STR(j, "format"), "spyon-profile");
   T_EQ_INT(J_INT(j, "version"), 1);
   json_t *h = jget(j, "header");
@@ -609,7 +617,8 @@ static void json_values(void) {
 
   /* A hand-built profile with a bad index is refused, not followed. */
   p->nodes[2].first_child = 77;
-  f = fopen(path, "w");
+  FILE *f = fopen("/dev/null", "w");
+  T_ASSERT(f);
   T_EQ_INT(spy_profile_write_json(p, f), SPY_EINVAL);
   fclose(f);
   spy_profile_free(p);
@@ -637,14 +646,7 @@ static void json_escapes(void) {
   p->frames = spyP_calloc(p, NC, sizeof *p->frames);
   for (size_t i = 0; i < NC; i++)
     p->frames[i] = (spy_frame){SPY_FRAME_METHOD, i, cases[i].in};
-  char path[4200];
-  snprintf(path, sizeof path, "%s/e.json", t_tmpdir());
-  FILE *f = fopen(path, "w");
-  T_EQ_INT(spy_profile_write_json(p, f), 0);
-  fclose(f);
-  json_error_t je;
-  json_t *j = json_load_file(path, 0, &je);
-  if (!j) T_FAIL("JSON parse: %s", je.text);
+  json_t *j = written_json(p, "e.json");
   json_t *fr = jget(j, "frames");
   for (size_t i = 0; i < NC; i++)
     T_EQ_STR(J_STR(json_array_get(fr, i), "name"), cases[i].out);
