@@ -599,7 +599,7 @@ static void *controller(void *arg) {
   return NULL;
 }
 
-static void restart_keeps_prim(void) {
+RETRYING(restart_keeps_prim) {
   rig r;
   rig_new(&r, NULL);
   start(r.p, r.h, &r.ss);
@@ -628,9 +628,19 @@ static void restart_keeps_prim(void) {
   double pp = prof_share(pr, SPY_FRAME_PRIM, r.prim[0]);
   double pm = prof_share(pr, SPY_FRAME_METHOD, K_MAIN);
   double tp = truth_share(r.h, r.h->t_prim[r.prim[0]]);
-  if (!(pp > tp - 10 && pm < 12))
+  if (!(pp > tp - 10 && pm < 12)) {
+    /* A starved thread (a loaded machine) loses stretches across several
+    ** stop/restart cycles: retry a stalled run (issue 9 keeps this open). */
+    if (attempt < ATTEMPTS && gt_stall(r.h) >= STALL_RETRY) {
+      fprintf(stderr, "attempt %d: primitive %.2f%% (truth %.2f%%) on a "
+              "stalled run; retrying\n", attempt, pp, tp);
+      *retry = 1;
+      rig_free(&r, pr);
+      return;
+    }
     T_FAIL("after stop/restart: primitive %.2f%% (truth %.2f%%), caller "
            "%.2f%%", pp, tp, pm);
+  }
   rig_free(&r, pr);
 }
 
@@ -689,6 +699,8 @@ static void reservoir_threads(void) {
   size_t ones = 0;
   for (size_t i = 0; i < pp->nobs; i++) ones += pp->obs[i].size[0] == 1;
   double f = (double)ones / (double)pp->nobs;
+  fprintf(stderr, "size-1 share %.3f, %llu observations dropped\n", f,
+          (unsigned long long)pr->obs_dropped);
   T_NEAR(f, 0.5, 4 * sqrt(0.25 / 4096));
   spy_profile_free(pr);
   T_EQ_INT(spy_profiler_free(p), 0);
