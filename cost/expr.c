@@ -757,6 +757,7 @@ typedef struct printer {
 
 static void pr_node(const printer *pp, spyC_buf *b, int k, int minprec) {
   const spyC_node *n = &pp->m->node[k];
+  char num[40];
   int p = prec(n->op);
   /* A negative literal or substituted value behaves like a unary minus. */
   int neglit = (n->op == SPYC_NUM && n->num < 0) ||
@@ -765,7 +766,7 @@ static void pr_node(const printer *pp, spyC_buf *b, int k, int minprec) {
   int paren = p < minprec;
   if (paren) spyC_bprintf(b, "(");
   switch (n->op) {
-  case SPYC_NUM: spyC_bprintf(b, "%.15g", n->num); break;
+  case SPYC_NUM: spyC_bprintf(b, "%s", spyC_fmt_num(num, n->num)); break;
   case SPYC_VAR:
     spyC_bprintf(b, "%s",
                  pp->vars && pp->vars[n->index] ? pp->vars[n->index] : "?");
@@ -793,8 +794,8 @@ static void pr_node(const printer *pp, spyC_buf *b, int k, int minprec) {
     break;
   case SPYC_POW:
     pr_node(pp, b, n->a, 5);
-    if (n->num < 0) spyC_bprintf(b, "^(%.15g)", n->num);
-    else spyC_bprintf(b, "^%.15g", n->num);
+    if (n->num < 0) spyC_bprintf(b, "^(%s)", spyC_fmt_num(num, n->num));
+    else spyC_bprintf(b, "^%s", spyC_fmt_num(num, n->num));
     break;
   case SPYC_LOG2: case SPYC_SQRT:
     spyC_bprintf(b, n->op == SPYC_LOG2 ? "log2(" : "sqrt(");

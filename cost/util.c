@@ -60,11 +60,15 @@ char *spyC_strdup(const char *s) {
   return d;
 }
 
+const char *spyC_fmt_num(char buf[40], double v) {
+  snprintf(buf, 40, "%.15g", v);
+  if (strtod(buf, NULL) != v) snprintf(buf, 40, "%.17g", v);
+  return buf;
+}
+
 void spyC_fput_num(FILE *f, double v) {
   char buf[40];
-  snprintf(buf, sizeof buf, "%.15g", v);
-  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
-  fputs(buf, f);
+  fputs(spyC_fmt_num(buf, v), f);
 }
 
 /* Type 7 needs the two order statistics around (n - 1) p; GSL's

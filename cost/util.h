@@ -33,8 +33,11 @@ SPY_INTERNAL char *spyC_btake(spyC_buf *b);
 
 SPY_INTERNAL char *spyC_strdup(const char *s);
 
-/* Write V to F as the shorter of %.15g and %.17g that reads back as the
-** same double (the CSV and JSON writers' numbers). */
+/* V as the shorter of %.15g and %.17g that reads back as the same double
+** (the CSV and JSON writers' numbers, a model's constants), in BUF. */
+SPY_INTERNAL const char *spyC_fmt_num(char buf[40], double v);
+
+/* The same written to F. */
 SPY_INTERNAL void spyC_fput_num(FILE *f, double v);
 
 /* The P-quantile (0..1) of X[0..N), type 7 (linear interpolation between
