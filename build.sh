@@ -81,7 +81,7 @@ case "${1:-}" in
   build) deps; compile ;;
   demo)
     deps; compile
-    echo "== spyon examples/largeint.st (seed 004's workload) =="
+    echo "== spyon examples/largeint.st (the workload of Squeak's AndreasSystemProfiler example) =="
     "$build/spyon" "$top/examples/largeint.st"
     ;;
   check)

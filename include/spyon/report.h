@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------
-** Reports (the text layout of seed 004's second report)
+** Reports (the text layout of Squeak's AndreasSystemProfiler)
 ** --------------------------------------------------------------------- */
 
 typedef struct spy_report_options {
