@@ -185,6 +185,21 @@ static void t_report(void) {
   T_ASSERT(has_name(fr, CTL_NAME));
   T_ASSERT(has_name(fr, BAD_JSON));
   json_decref(j);
+  /* The diff's JSON, the profile against itself (every frame with time,
+  ** under the report's labels, which show a byte that is not UTF-8 as
+  ** \xFF and a control character as \u0001): strict JSON. */
+  j = spyon_json("diff h.spy h.spy --format json");
+  fr = json_object_get(json_object_get(j, "total"), "frames");
+  T_ASSERT(json_array_size(fr) > 0);
+  int bad = 0;
+  size_t i;
+  json_t *v;
+  json_array_foreach(fr, i, v) {
+    const char *s = json_string_value(json_object_get(v, "name"));
+    bad += s && strstr(s, "bad\\xFF\\xFE lone\\x80") != NULL;
+  }
+  T_ASSERT(bad > 0);
+  json_decref(j);
 }
 
 static void t_costs(void) {
