@@ -9,8 +9,7 @@ spyon_SOURCES += tui/tui.c tui/tui.h tui/live.c tui/live.h tui/view.c \
 spyon_CFLAGS += $(NCURSES_CFLAGS)
 spyon_LDADD += $(NCURSES_LIBS)
 
-tests_runner_SOURCES += tests/test_tui.c tui/view.c tui/view.h tui/keys.c \
-	tui/keys.h
+tests_runner_SOURCES += tui/view.c tui/view.h tui/keys.c tui/keys.h
 
 # The browser's speed targets (bench/bench_browse prints the table).
 noinst_PROGRAMS += bench/bench_browse
