@@ -7,8 +7,9 @@
 ** order, depth first, iteratively (a deep recursive profile cannot
 ** overflow the C stack), making children known only where the walk goes
 ** into them. A search goes into every shown node; `+` and `-` are marks
-** (below), not walks; the rows are not walked at all: row to row is a step through the tree (spyR_tree_next,
-** spyR_tree_prev), and row numbers come from memoized counts (count).
+** (below), not walks; the rows are not walked at all: row to row is a
+** step through the tree (spyR_tree_next, spyR_tree_prev), and row numbers
+** come from memoized counts (count).
 */
 #include "config.h"
 
