@@ -38,7 +38,8 @@
 ** first row on screen are nodes), and the row after or before one is
 ** found from the node's place among its parent's children, so moving,
 ** paging, Home, End and drawing a screen cost the rows on screen times
-** the depth, however many rows there are (E on a million nodes is O(1)).
+** the depth, however many rows there are (E, or `+` on a million-node
+** subtree, is O(1)).
 ** Row numbers (the status line's "row/rows", tests) come from counts of
 ** the rows below each node, memoized per node and forgotten only along
 ** the path of a change; counting can stop at a budget and resume, so a
