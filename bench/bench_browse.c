@@ -24,6 +24,10 @@
 ** frames: recursion to collapse), siblings heaviest first, saved with
 ** spy_profile_save and loaded back.
 **
+** Last, `+` and `-` with no threshold on the largest subtree there can
+** be: a second profile of NODES nodes in one process, all of them under
+** one top-level frame, so the first row's subtree is the whole profile.
+**
 **   bench/bench_browse [-n NODES] [-p PROCS] [-f FRAMES] [-c COLS]
 */
 #include "config.h"
@@ -66,7 +70,10 @@ static uint64_t rnd(void) {
   return rng;
 }
 
-static spy_profile *generate(size_t nnodes, unsigned nproc, unsigned nframes) {
+/* single: each process's nodes all under one child of its root (a
+** script's top level), so that child's subtree is the whole process. */
+static spy_profile *generate(size_t nnodes, unsigned nproc, unsigned nframes,
+                             int single) {
   spy_profile *p = spyP_new();
   if (!p) return NULL;
   size_t cap = nnodes + nproc + 1;
@@ -114,7 +121,7 @@ static spy_profile *generate(size_t nnodes, unsigned nproc, unsigned nframes) {
     path[0] = r;
     while (p->nnodes < target + k + 1) {
       unsigned roll = (unsigned)(rnd() % 100);
-      if (d > 1 && (roll < 42 || d >= 48)) {
+      if (d > (single ? 2u : 1u) && (roll < 42 || d >= 48)) {
         d--;
         continue;
       }
@@ -214,7 +221,7 @@ int main(int argc, char **argv) {
   }
   if (!nproc || nframes < 10 || cols < 20) return 2;
   double t = now_ms();
-  spy_profile *g = generate(nnodes, nproc, nframes);
+  spy_profile *g = generate(nnodes, nproc, nframes, 0);
   if (!g) {
     fprintf(stderr, "bench_browse: out of memory\n");
     return 1;
@@ -375,6 +382,69 @@ int main(int argc, char **argv) {
   missed += ms >= 50;
   ms = keyed1(&a, '-', &cpu);
   printf("%-40s %9.1f %9.1f  %s\n", "- (after that)", ms, cpu,
+         ms < 50 ? "< 50 ok" : "< 50 MISSED");
+  missed += ms >= 50;
+  spyT_app_free(&a);
+
+  /* + and - with no threshold on a 1 M-node subtree: one process, every
+  ** node under its one top-level row. Then End (the last of a million
+  ** open rows) and how long the rows take to count in idle time. */
+  g = generate(nnodes, 1, nframes, 1);
+  if (!g || spy_profile_save(g, path, err, sizeof err) < 0) {
+    fprintf(stderr, "bench_browse: %s\n", g ? err : "out of memory");
+    return 1;
+  }
+  spy_profile_free(g);
+  if (spy_profile_load(path, &p, err, sizeof err) < 0) {
+    fprintf(stderr, "bench_browse: %s\n", err);
+    return 1;
+  }
+  unlink(path);
+  if (spyT_app_init(&a, p, 0.5) < 0) return 1;
+  static const int tzero[] = {'T', '0', SPYT_K_ENTER, SPYT_K_HOME};
+  for (size_t i = 0; i < sizeof tzero / sizeof tzero[0]; i++)
+    spyT_key(&a, tzero[i]);
+  draw(&a);
+  uint32_t top = spyR_tree_cur(&a.tree);
+  if (top == SPY_NONE) return 1;
+  /* The first row is the root's only child: every node but the two. */
+  uint32_t r0 = p->processes[0].root;
+  if (p->nodes[p->nodes[r0].first_child].next_sibling != SPY_NONE) return 1;
+  size_t sub = p->nnodes - 2;
+  printf("\n(one process: %zu nodes below the first row)\n", sub);
+  nn0 = a.tree.nn;
+  ms = keyed1(&a, '+', &cpu);
+  size_t made = a.tree.nn - nn0;
+  printf("%-40s %9.1f %9.1f  %s\n", "+ (T 0, on that 1 M-node subtree)", ms,
+         cpu, ms < 50 ? "< 50 ok" : "< 50 MISSED");
+  missed += ms >= 50;
+  printf("(nodes made by + and its screen, counting rows included: %zu)\n",
+         made);
+  ms = keyed1(&a, SPYT_K_END, &cpu);
+  printf("%-40s %9.1f %9.1f  %s\n", "End (after that)", ms, cpu,
+         ms < 50 ? "< 50 ok" : "< 50 MISSED");
+  missed += ms >= 50;
+  slices = 0;
+  slow = 0;
+  all = now_ms();
+  while (a.counting && slices < 100000) {
+    double d = now_ms();
+    spyT_idle(&a);
+    d = now_ms() - d;
+    if (d > slow) slow = d;
+    slices++;
+  }
+  all = now_ms() - all;
+  spyR_tree_position(&a.tree, 0, &row, &nrows);
+  printf("rows counted after it: %zu in %d idle slices, %.0f ms in all, "
+         "the longest %.1f ms\n", nrows, slices, all, slow);
+  ms = keyed1(&a, SPYT_K_HOME, &cpu);
+  ms = keyed1(&a, '-', &cpu);
+  printf("%-40s %9.1f %9.1f  %s\n", "- (Home, then -)", ms, cpu,
+         ms < 50 ? "< 50 ok" : "< 50 MISSED");
+  missed += ms >= 50;
+  ms = keyed1(&a, '+', &cpu);
+  printf("%-40s %9.1f %9.1f  %s\n", "+ (again, nodes made)", ms, cpu,
          ms < 50 ? "< 50 ok" : "< 50 MISSED");
   missed += ms >= 50;
   spyT_app_free(&a);

@@ -6,9 +6,10 @@
 ** Every walk below a node goes through walk(): the shown children in
 ** order, depth first, iteratively (a deep recursive profile cannot
 ** overflow the C stack), making children known only where the walk goes
-** into them. A search or `+` goes into every shown node; the rows are not
-** walked at all: row to row is a step through the tree (spyR_tree_next,
-** spyR_tree_prev), and row numbers come from memoized counts (count).
+** into them. A search goes into every shown node; `+` and `-` are marks
+** (below), not walks; the rows are not walked at all: row to row is a
+** step through the tree (spyR_tree_next, spyR_tree_prev), and row numbers
+** come from memoized counts (count).
 */
 #include "config.h"
 
@@ -19,69 +20,61 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------------
-** A set of ids (expansion)
+** A map of ids (expansion)
 ** --------------------------------------------------------------------- */
 
-static int hset_has(const spyR_hset *h, uint64_t id) {
-  if (!h->cap) return 0;
+/* The value of id, or 0 when it is not in the map (values are never 0). */
+static uint64_t hmap_get(const spyR_hmap *h, uint64_t id) {
+  if (!h->n) return 0;
   size_t m = h->cap - 1;
   for (size_t i = (size_t)spyR_mix(id) & m;; i = (i + 1) & m) {
-    if (h->slot[i] == id) return 1;
-    if (!h->slot[i]) return 0;
+    if (h->key[i] == id) return h->val[i];
+    if (!h->key[i]) return 0;
   }
 }
 
-static int hset_grow(spyR_hset *h) {
+static int hmap_grow(spyR_hmap *h) {
   size_t cap = h->cap ? 2 * h->cap : 64;
-  uint64_t *s = calloc(cap, sizeof *s);
-  if (!s) return SPY_ENOMEM;
-  for (size_t j = 0; j < h->cap; j++) {
-    uint64_t id = h->slot[j];
-    if (!id) continue;
-    size_t i = (size_t)spyR_mix(id) & (cap - 1);
-    while (s[i]) i = (i + 1) & (cap - 1);
-    s[i] = id;
+  uint64_t *k = calloc(cap, sizeof *k), *v = malloc(cap * sizeof *v);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    return SPY_ENOMEM;
   }
-  free(h->slot);
-  h->slot = s;
+  for (size_t j = 0; j < h->cap; j++) {
+    if (!h->key[j]) continue;
+    size_t i = (size_t)spyR_mix(h->key[j]) & (cap - 1);
+    while (k[i]) i = (i + 1) & (cap - 1);
+    k[i] = h->key[j];
+    v[i] = h->val[j];
+  }
+  free(h->key);
+  free(h->val);
+  h->key = k;
+  h->val = v;
   h->cap = cap;
   return 0;
 }
 
-static int hset_add(spyR_hset *h, uint64_t id) {
-  if (hset_has(h, id)) return 0;
-  if (2 * (h->n + 1) > h->cap && hset_grow(h) < 0) return SPY_ENOMEM;
+/* Map id to val (not 0), replacing what it had. 0 or SPY_ENOMEM. */
+static int hmap_put(spyR_hmap *h, uint64_t id, uint64_t val) {
+  if (2 * (h->n + 1) > h->cap && hmap_grow(h) < 0) return SPY_ENOMEM;
   size_t m = h->cap - 1, i = (size_t)spyR_mix(id) & m;
-  while (h->slot[i]) i = (i + 1) & m;
-  h->slot[i] = id;
-  h->n++;
+  while (h->key[i] && h->key[i] != id) i = (i + 1) & m;
+  if (!h->key[i]) h->n++;
+  h->key[i] = id;
+  h->val[i] = val;
   return 0;
 }
 
-/* Deletion with backward shift, so lookups need no tombstones. */
-static void hset_del(spyR_hset *h, uint64_t id) {
-  if (!h->cap) return;
-  size_t m = h->cap - 1, i = (size_t)spyR_mix(id) & m;
-  while (h->slot[i] != id) {
-    if (!h->slot[i]) return;
-    i = (i + 1) & m;
-  }
-  h->slot[i] = 0;
-  h->n--;
-  for (size_t j = (i + 1) & m; h->slot[j]; j = (j + 1) & m) {
-    size_t home = (size_t)spyR_mix(h->slot[j]) & m;
-    /* Move slot j into the hole when its home is not in (i, j]. */
-    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-      h->slot[i] = h->slot[j];
-      h->slot[j] = 0;
-      i = j;
-    }
-  }
+static void hmap_clear(spyR_hmap *h) {
+  if (h->cap) memset(h->key, 0, h->cap * sizeof *h->key);
+  h->n = 0;
 }
 
-static void hset_clear(spyR_hset *h) {
-  if (h->cap) memset(h->slot, 0, h->cap * sizeof *h->slot);
-  h->n = 0;
+static void hmap_free(spyR_hmap *h) {
+  free(h->key);
+  free(h->val);
 }
 
 /* ------------------------------------------------------------------------
@@ -94,7 +87,7 @@ void spyR_tree_init(spyR_tree *t, const spy_profile *p) {
   t->process = p && p->nprocesses == 1 ? 0 : SPYR_ALL;
   t->sort = SPYR_SORT_TOTAL;
   t->cur = t->anchor = SPY_NONE;
-  t->epoch = t->order_epoch = 1;
+  t->epoch = t->order_epoch = t->mk_epoch = 1;
 }
 
 void spyR_tree_forget(spyR_tree *t) {
@@ -114,7 +107,10 @@ void spyR_tree_free(spyR_tree *t) {
   free(t->n);
   free(t->kid);
   free(t->mem);
-  free(t->flip.slot);
+  hmap_free(&t->state);
+  hmap_free(&t->mark);
+  free(t->marks);
+  free(t->mkpath);
   free(t->focus);
   free(t->fpath);
   free(t->cpath);
@@ -305,17 +301,139 @@ int spyR_tree_materialize(spyR_tree *t) {
   return t->nn ? walk(t, 0, 0, go_in, NULL) : 0;
 }
 
-/* ------------------------------------------------------------------------
-** Rows: steps through the tree
-** --------------------------------------------------------------------- */
-
 int spyR_tree_shown(const spyR_tree *t, uint32_t n) {
   return t->min_ns <= 0 || (double)t->n[n].total_ns >= t->min_ns;
 }
 
-int spyR_tree_expanded(const spyR_tree *t, uint32_t n) {
-  return t->all_expanded != hset_has(&t->flip, t->n[n].id);
+/* ------------------------------------------------------------------------
+** Expansion: own states, subtree marks, E and C
+**
+** `+` on a node used to walk its subtree and record every shown node's
+** state; now it records one mark, and a node's state is the most recent
+** of its own state and the marks that cover it. A mark covers its node
+** and every node below it whose total is at least the threshold the mark
+** was made under: totals do not grow down a path, so those are exactly
+** the nodes the walk used to reach, and the meaning is unchanged (tested
+** against that walk). Which mark covers a node is found from its parent:
+** the parent's newest covering mark, if it covers the node too, is the
+** node's newest from above (every mark above that covers the node covers
+** the parent); if not (a threshold was lowered since that mark), the path
+** is searched. Kept per node until the marks change.
+** --------------------------------------------------------------------- */
+
+static uint64_t tick(spyR_tree *t) { return ++t->clock; }
+
+/* The marks on node x, newest first (SPY_NONE: none). */
+static uint32_t own_mark(const spyR_tree *t, uint32_t x) {
+  uint64_t v = t->mark.n ? hmap_get(&t->mark, t->n[x].id) : 0;
+  return v ? (uint32_t)(v - 1) : SPY_NONE;
 }
+
+/* Does mark m, made on x (own) or on a node above it, cover x? */
+static int covers(const spyR_tree *t, uint32_t m, uint32_t x, int own) {
+  const spyR_tmark *k = &t->marks[m];
+  return own || !(k->min_ns > 0 && (double)t->n[x].total_ns < k->min_ns);
+}
+
+static uint32_t newer(const spyR_tree *t, uint32_t a, uint32_t b) {
+  if (a == SPY_NONE) return b;
+  if (b == SPY_NONE) return a;
+  return t->marks[a].stamp > t->marks[b].stamp ? a : b;
+}
+
+/* The newest mark above x that covers x, up the whole path. */
+static uint32_t scan_up(const spyR_tree *t, uint32_t x) {
+  uint32_t best = SPY_NONE;
+  for (uint32_t a = t->n[x].parent; a != SPY_NONE; a = t->n[a].parent)
+    for (uint32_t m = own_mark(t, a); m != SPY_NONE; m = t->marks[m].prev)
+      if (covers(t, m, x, 0)) {
+        best = newer(t, best, m);
+        break;
+      }
+  return best;
+}
+
+/* x's newest covering mark, given its parent's (wp). */
+static uint32_t mark_from(const spyR_tree *t, uint32_t x, uint32_t wp) {
+  uint32_t w = wp;
+  if (w != SPY_NONE && !covers(t, w, x, 0)) w = scan_up(t, x);
+  return newer(t, w, own_mark(t, x));
+}
+
+/* The newest mark that covers x (SPY_NONE: none): down from the nearest
+** node on its path whose answer is kept, keeping each one's. */
+static uint32_t cover(spyR_tree *t, uint32_t x) {
+  if (!t->nmarks) return SPY_NONE;
+  if (t->n[x].mk_at == t->mk_epoch) return t->n[x].mk;
+  size_t k = 0;
+  uint32_t a = x;
+  for (; a != SPY_NONE && t->n[a].mk_at != t->mk_epoch; a = t->n[a].parent) {
+    if (k == t->capmkpath) {
+      size_t cap = t->capmkpath ? 2 * t->capmkpath : 64;
+      uint32_t *np = realloc(t->mkpath, cap * sizeof *np);
+      if (!np) /* the slow way, nothing kept */
+        return newer(t, scan_up(t, x), own_mark(t, x));
+      t->mkpath = np;
+      t->capmkpath = cap;
+    }
+    t->mkpath[k++] = a;
+  }
+  uint32_t w = a == SPY_NONE ? SPY_NONE : t->n[a].mk;
+  while (k-- > 0) {
+    uint32_t y = t->mkpath[k];
+    w = mark_from(t, y, w);
+    t->n[y].mk = w;
+    t->n[y].mk_at = t->mk_epoch;
+  }
+  return w;
+}
+
+/* The marks changed: every node's covering mark is found again. */
+static void new_mk_epoch(spyR_tree *t) {
+  if (++t->mk_epoch == 0) {
+    for (size_t i = 0; i < t->nn; i++) t->n[i].mk_at = 0;
+    t->mk_epoch = 1;
+  }
+}
+
+/* Mark n's subtree open or closed under the current threshold. Older
+** marks on n that cover nothing this one does not (a bound as high or
+** higher) leave its list. 0 or SPY_ENOMEM. */
+static int add_mark(spyR_tree *t, uint32_t n, int on) {
+  if (t->nmarks == t->capmarks) {
+    size_t cap = t->capmarks ? 2 * t->capmarks : 16;
+    spyR_tmark *m = cap < SPY_NONE ? realloc(t->marks, cap * sizeof *m)
+                                   : NULL;
+    if (!m) return SPY_ENOMEM;
+    t->marks = m;
+    t->capmarks = cap;
+  }
+  uint32_t m = (uint32_t)t->nmarks, old = own_mark(t, n);
+  double min = t->min_ns > 0 ? t->min_ns : 0;
+  if (hmap_put(&t->mark, t->n[n].id, (uint64_t)m + 1) < 0) return SPY_ENOMEM;
+  uint32_t keep = SPY_NONE, *link = &keep;
+  for (uint32_t o = old; o != SPY_NONE; o = t->marks[o].prev)
+    if (t->marks[o].min_ns < min) {
+      *link = o;
+      link = &t->marks[o].prev;
+    }
+  *link = SPY_NONE;
+  t->marks[m] = (spyR_tmark){t->n[n].id, min, tick(t), keep, on != 0};
+  t->nmarks++;
+  new_mk_epoch(t);
+  return 0;
+}
+
+int spyR_tree_expanded(spyR_tree *t, uint32_t n) {
+  uint64_t s = t->state.n ? hmap_get(&t->state, t->n[n].id) : 0;
+  uint32_t m = cover(t, n);
+  if (m != SPY_NONE && t->marks[m].stamp > (s >> 1)) return t->marks[m].on;
+  return s ? (int)(s & 1) : t->all_expanded;
+}
+
+/* ------------------------------------------------------------------------
+** Rows: steps through the tree
+** --------------------------------------------------------------------- */
 
 size_t spyR_tree_nshown(spyR_tree *t, uint32_t n) {
   if (spyR_tree_kids(t, n) < 0) return 0;
@@ -330,7 +448,7 @@ uint32_t spyR_tree_cur(const spyR_tree *t) {
 }
 
 /* Is a row's subtree open: the top always is, below it the expansion. */
-static int open_row(const spyR_tree *t, uint32_t n) {
+static int open_row(spyR_tree *t, uint32_t n) {
   return n == t->top || spyR_tree_expanded(t, n);
 }
 
@@ -407,7 +525,7 @@ uint32_t spyR_tree_step(spyR_tree *t, uint32_t n, long d) {
   return n;
 }
 
-int spyR_tree_visible(const spyR_tree *t, uint32_t n) {
+int spyR_tree_visible(spyR_tree *t, uint32_t n) {
   if (n >= t->nn || n == t->top || !spyR_tree_shown(t, n)) return 0;
   for (uint32_t a = t->n[n].parent; a != t->top; a = t->n[a].parent)
     if (a == SPY_NONE || !spyR_tree_shown(t, a) || !spyR_tree_expanded(t, a))
@@ -512,8 +630,17 @@ typedef struct cframe {
 ** next node it completes and returns 1: the next call goes down the path
 ** already counted (known counts) and on from there, so every call makes
 ** progress. Else 0 or SPY_ENOMEM. */
+/* Is n's count current: made in this epoch, and no mark that covers n
+** (so none that covers a node below it) made since? Changes below n
+** forget it (forget_counts). */
+static int counted(spyR_tree *t, uint32_t n) {
+  if (t->n[n].vis_at != t->epoch) return 0;
+  uint32_t m = cover(t, n);
+  return m == SPY_NONE || t->marks[m].stamp <= t->n[n].vis_clock;
+}
+
 static int count(spyR_tree *t, uint32_t n, size_t *budget) {
-  if (t->n[n].vis_at == t->epoch) return 0;
+  if (counted(t, n)) return 0;
   int rc = spyR_tree_kids(t, n);
   if (rc) return rc;
   size_t cap = 64, sp = 0;
@@ -527,6 +654,7 @@ static int count(spyR_tree *t, uint32_t n, size_t *budget) {
       uint64_t rows = f->rows;
       t->n[f->n].vis = (uint32_t)rows;
       t->n[f->n].vis_at = t->epoch;
+      t->n[f->n].vis_clock = t->clock;
       if (--sp) stk[sp - 1].rows += rows;
       if (spent && sp) {
         rc = 1;
@@ -538,7 +666,7 @@ static int count(spyR_tree *t, uint32_t n, size_t *budget) {
     if (!spyR_tree_shown(t, c)) continue;
     f->rows++;
     if (!spyR_tree_expanded(t, c)) continue;
-    if (t->n[c].vis_at == t->epoch) {
+    if (counted(t, c)) {
       f->rows += t->n[c].vis;
       continue;
     }
@@ -647,6 +775,7 @@ static void resolve_top(spyR_tree *t);
 
 static void drop(spyR_tree *t) {
   t->nn = 0, t->nkid = 0, t->nmem = 0;
+  new_mk_epoch(t);
   t->cur = t->anchor = SPY_NONE;
   t->top = 0, t->nmatch = 0;
 }
@@ -749,13 +878,10 @@ int spyR_tree_refilter(spyR_tree *t) {
 ** Expansion and focus
 ** --------------------------------------------------------------------- */
 
-/* Set n's state, its count forgotten (not its ancestors'). */
+/* Set n's own state, its count forgotten (not its ancestors'). */
 static int set_state(spyR_tree *t, uint32_t n, int on) {
-  uint64_t id = t->n[n].id;
   t->n[n].vis_at = 0;
-  if ((on != 0) != (t->all_expanded != 0)) return hset_add(&t->flip, id);
-  hset_del(&t->flip, id);
-  return 0;
+  return hmap_put(&t->state, t->n[n].id, tick(t) << 1 | (on != 0));
 }
 
 /* Set n's state (the counts above it are forgotten when it changes). */
@@ -781,19 +907,24 @@ static int set_visit(spyR_tree *t, uint32_t c, void *ud) {
   return rc ? rc : 1;
 }
 
+/* + and -: one mark, O(1) (its count and its ancestors' forgotten; the
+** counts below it are stale by the mark's time stamp). */
 int spyR_tree_subtree(spyR_tree *t, uint32_t n, int on) {
   if (n >= t->nn) return 0;
+  int rc = add_mark(t, n, on);
+  if (rc) return rc;
   forget_counts(t, n);
-  int rc = set_visit(t, n, &on);
-  if (rc > 0) rc = walk(t, n, t->min_ns, set_visit, &on);
-  if (!rc) keep_cursor(t);
-  return rc;
+  keep_cursor(t);
+  return 0;
 }
 
 /* E and C: O(1) (the rows are stepped through, and counted, when asked). */
 int spyR_tree_all(spyR_tree *t, int on) {
   t->all_expanded = on != 0;
-  hset_clear(&t->flip);
+  hmap_clear(&t->state);
+  hmap_clear(&t->mark);
+  t->nmarks = 0;
+  new_mk_epoch(t);
   new_epoch(t);
   keep_cursor(t);
   return t->oom ? SPY_ENOMEM : 0;

@@ -38,7 +38,8 @@
 ** first row on screen are nodes), and the row after or before one is
 ** found from the node's place among its parent's children, so moving,
 ** paging, Home, End and drawing a screen cost the rows on screen times
-** the depth, however many rows there are (E on a million nodes is O(1)).
+** the depth, however many rows there are (E, or `+` on a million-node
+** subtree, is O(1)).
 ** Row numbers (the status line's "row/rows", tests) come from counts of
 ** the rows below each node, memoized per node and forgotten only along
 ** the path of a change; counting can stop at a budget and resume, so a
@@ -78,7 +79,12 @@ typedef struct spyR_tnode {
   uint32_t sib;         /* its place in its parent's (sorted) children */
   uint32_t ord;         /* the t->order_epoch its children were sorted in */
   uint32_t vis, vis_at; /* rows below it when open, valid when vis_at is
-                           t->epoch (0: never) */
+                           t->epoch (0: never) and no subtree mark that
+                           covers it is newer than vis_clock */
+  uint64_t vis_clock;   /* t->clock when vis was counted */
+  uint32_t mk, mk_at;   /* the newest subtree mark that covers it (index
+                           into t->marks, SPY_NONE: none), valid when
+                           mk_at is t->mk_epoch */
   unsigned char known;  /* children computed (spyR_tree_kids) */
   unsigned char last;   /* last shown child of its parent (the guides) */
   uint64_t total_ns, self_ns, tallies, self_tallies;
@@ -90,10 +96,25 @@ typedef struct spyR_tmem {
   uint32_t leaf, at;
 } spyR_tmem;
 
-typedef struct spyR_hset {
-  uint64_t *slot; /* 0 is the empty slot; ids are never 0 */
+/* A map from node ids to values (expansion state). */
+typedef struct spyR_hmap {
+  uint64_t *key; /* 0 is the empty slot; ids are never 0 */
+  uint64_t *val;
   size_t cap, n;
-} spyR_hset;
+} spyR_hmap;
+
+/* A subtree mark (`+` / `-`): node `id` is set to `on`, and so is every
+** node below it whose total is at least `min_ns` (the threshold when the
+** mark was made: the nodes `+` used to walk through); `prev`: the older
+** mark on the same node that still covers nodes this one does not (a
+** lower min_ns), SPY_NONE when none. */
+typedef struct spyR_tmark {
+  uint64_t id;
+  double min_ns;
+  uint64_t stamp; /* t->clock when it was made */
+  uint32_t prev;
+  int on;
+} spyR_tmark;
 
 typedef struct spyR_tree {
   const spy_profile *p;
@@ -121,10 +142,21 @@ typedef struct spyR_tree {
   uint64_t base_ns;     /* what percentages are shares of (spyR_base_ns) */
   double min_ns;        /* the visibility bound from threshold_pct */
 
-  /* Expansion: a node is expanded when all_expanded differs from its id
-  ** being in `flip` (so E and C are O(1) and forget per-node state). */
+  /* Expansion: the most recent of three writes decides, by time stamp
+  ** (t->clock counts the writes): the node's own state (Enter, l, h, f:
+  ** `state` maps its id to stamp << 1 | on), the newest subtree mark that
+  ** covers it (`+`, `-`: `marks`, the newest per node id in `mark`), and
+  ** else all_expanded (E and C clear the other two). So E, C, `+` and `-`
+  ** are O(1); which mark covers a node is found up its path and kept per
+  ** node (mk) until the marks change (mk_epoch). */
   int all_expanded;
-  spyR_hset flip;
+  uint64_t clock;
+  spyR_hmap state, mark;
+  spyR_tmark *marks;
+  size_t nmarks, capmarks;
+  uint32_t mk_epoch;
+  uint32_t *mkpath; /* scratch: a path up to a node whose mk is known */
+  size_t capmkpath;
 
   /* Focus: a stack of nested nodes, innermost last, as their depths
   ** (focus) along one path of ids from the root (fpath[d - 1]: the id at
@@ -195,7 +227,7 @@ SPY_INTERNAL int spyR_tree_refilter(spyR_tree *t);
 
 /* Is node n visible under the threshold; is it expanded? */
 SPY_INTERNAL int spyR_tree_shown(const spyR_tree *t, uint32_t n);
-SPY_INTERNAL int spyR_tree_expanded(const spyR_tree *t, uint32_t n);
+SPY_INTERNAL int spyR_tree_expanded(spyR_tree *t, uint32_t n);
 /* Make node n's children known (computed, sorted, the last shown one
 ** marked); t->n may move. 0 or SPY_ENOMEM. */
 SPY_INTERNAL int spyR_tree_kids(spyR_tree *t, uint32_t n);
@@ -223,7 +255,7 @@ SPY_INTERNAL uint32_t spyR_tree_last(spyR_tree *t);
 SPY_INTERNAL uint32_t spyR_tree_next(spyR_tree *t, uint32_t n);
 SPY_INTERNAL uint32_t spyR_tree_prev(spyR_tree *t, uint32_t n);
 SPY_INTERNAL uint32_t spyR_tree_step(spyR_tree *t, uint32_t n, long d);
-SPY_INTERNAL int spyR_tree_visible(const spyR_tree *t, uint32_t n);
+SPY_INTERNAL int spyR_tree_visible(spyR_tree *t, uint32_t n);
 SPY_INTERNAL uint32_t spyR_tree_row_depth(const spyR_tree *t, uint32_t n);
 
 /* The cursor: d rows down (up when d < 0), to the first or the last row. */
@@ -256,7 +288,8 @@ SPY_INTERNAL size_t spyR_tree_row_of(spyR_tree *t, uint32_t n);
 ** that is still a row).
 **   set      expand (on != 0) or collapse node n
 **   subtree  the same for n and every shown node below it (nodes under
-**            the threshold stay as they were: their rows are hidden)
+**            the threshold stay as they were: their rows are hidden); O(1):
+**            a time-stamped mark on n, which the nodes below inherit
 **   all      every node (E / C)
 ** Return 0 or SPY_ENOMEM. */
 SPY_INTERNAL int spyR_tree_set(spyR_tree *t, uint32_t n, int on);

@@ -550,9 +550,8 @@ static void t_stable_ids(void) {
   spy_profile_free(q);
 }
 
-/* Expansion state against a plain array: random opens and closes (the set
-** of flipped ids grows, shrinks, deletes with backward shifts) under both
-** E and C. */
+/* Expansion state against a plain array: random opens and closes (the map
+** of own states grows and is overwritten) under both E and C. */
 static void t_expansion(void) {
   spy_profile *p = random_profile(1, 3000, 50, 1);
   spyR_tree t;
@@ -959,6 +958,246 @@ static void t_lazy_rows(void) {
   spy_profile_free(p);
 }
 
+/* `+` and `-` as subtree marks (report/tree.c) against what they mean,
+** done the plain way: a reference state per node of a fully made tree,
+** where `+` / `-` walk the subtree and set the node and every node below
+** it at or above the threshold of the moment (what the browser did before
+** marks), Enter sets one node, f opens the node it focuses, E and C set
+** every node. Random sequences of these (nested marks, marks under and
+** over other marks, Enter inside marked subtrees, E and C between, the
+** threshold raised and lowered between marks, focus and back) on a lazy
+** tree must give, after every step: the rows of the reference (stepped
+** through down and up, looked up by number, counted a budget at a time),
+** the state of every node made with children, and the cursor where the
+** browser keeps it (on its node, else its nearest ancestor that is a row,
+** else the first row). Every view: each process and all merged, callers,
+** recursion collapsed, sorted by total and by name. `+` makes no node. */
+typedef struct idix {
+  uint64_t id;
+  uint32_t i;
+} idix;
+
+static int idix_cmp(const void *a, const void *b) {
+  const idix *x = a, *y = b;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* e's node with this id (SPY_NONE: none). */
+static uint32_t e_index(const idix *ix, size_t n, uint64_t id) {
+  idix k = {id, 0};
+  const idix *f = bsearch(&k, ix, n, sizeof *ix, idix_cmp);
+  return f ? f->i : SPY_NONE;
+}
+
+/* t's node with the path of ids of e's node x (made on the way). */
+static uint32_t t_node(spyR_tree *t, const spyR_tree *e, uint32_t x) {
+  uint32_t d = e->n[x].depth, n = 0;
+  uint64_t *path = malloc((d + 1) * sizeof *path);
+  T_ASSERT(path);
+  for (uint32_t a = x; e->n[a].depth > 0; a = e->n[a].parent)
+    path[e->n[a].depth] = e->n[a].id;
+  for (uint32_t k = 1; k <= d; k++) {
+    T_EQ_INT(spyR_tree_kids(t, n), 0);
+    uint32_t c = SPY_NONE;
+    for (uint32_t j = 0; j < t->n[n].nkids && c == SPY_NONE; j++)
+      if (t->n[t->kid[t->n[n].kids + j]].id == path[k])
+        c = t->kid[t->n[n].kids + j];
+    T_ASSERT(c != SPY_NONE);
+    n = c;
+  }
+  free(path);
+  return n;
+}
+
+/* The reference rows (e's nodes, in order) from e's top, by want. */
+static size_t ref_rows(spyR_tree *e, const unsigned char *want,
+                       uint32_t *out) {
+  size_t n = 0, sp = 0;
+  uint32_t *stk = malloc(2 * (e->nn + 1) * sizeof *stk);
+  T_ASSERT(stk);
+  stk[sp++] = e->top, stk[sp++] = 0;
+  while (sp) {
+    uint32_t p = stk[sp - 2], j = stk[sp - 1];
+    T_EQ_INT(spyR_tree_kids(e, p), 0);
+    if (j == e->n[p].nkids) {
+      sp -= 2;
+      continue;
+    }
+    stk[sp - 1]++;
+    uint32_t c = e->kid[e->n[p].kids + j];
+    if (!spyR_tree_shown(e, c)) continue;
+    out[n++] = c;
+    if (want[c]) stk[sp++] = c, stk[sp++] = 0;
+  }
+  free(stk);
+  return n;
+}
+
+/* `+` / `-` the plain way: x and every node below it at or above the
+** threshold. */
+static void ref_subtree(spyR_tree *e, unsigned char *want, uint32_t x,
+                        int on) {
+  size_t sp = 0;
+  uint32_t *stk = malloc((e->nn + 1) * sizeof *stk);
+  T_ASSERT(stk);
+  want[x] = (unsigned char)on;
+  stk[sp++] = x;
+  while (sp) {
+    uint32_t p = stk[--sp];
+    for (uint32_t j = 0; j < e->n[p].nkids; j++) {
+      uint32_t c = e->kid[e->n[p].kids + j];
+      if (e->min_ns > 0 && (double)e->n[c].total_ns < e->min_ns) continue;
+      want[c] = (unsigned char)on;
+      stk[sp++] = c;
+    }
+  }
+  free(stk);
+}
+
+static void t_marks(void) {
+  rng = 777;
+  spy_profile *p = random_profile(3, 2500, 40, 0);
+  size_t checks = 0, marks = 0;
+  for (uint32_t proc = 0; proc <= 3; proc++)
+    for (int inv = 0; inv < 2; inv++)
+      for (int col = 0; col < 2; col++) {
+        uint32_t pr = proc == 3 ? SPYR_ALL : proc;
+        int name = (proc + (uint32_t)inv + (uint32_t)col) % 2;
+        spyR_tree e, t;
+        spyR_tree *both[2] = {&e, &t};
+        for (int k = 0; k < 2; k++) {
+          spyR_tree *x = both[k];
+          spyR_tree_init(x, p);
+          x->process = pr;
+          x->inverted = inv;
+          x->collapse = col;
+          T_EQ_INT(spyR_tree_build(x), 0);
+          if (name) {
+            x->sort = SPYR_SORT_NAME;
+            T_EQ_INT(spyR_tree_resort(x), 0);
+          }
+        }
+        T_EQ_INT(spyR_tree_materialize(&e), 0);
+        size_t nn = e.nn;
+        idix *ix = malloc(nn * sizeof *ix);
+        unsigned char *want = calloc(nn, 1), *isrow = calloc(nn, 1);
+        uint32_t *rows = malloc((nn + 1) * sizeof *rows);
+        T_ASSERT(ix && want && isrow && rows);
+        for (size_t i = 0; i < nn; i++) ix[i] = (idix){e.n[i].id, (uint32_t)i};
+        qsort(ix, nn, sizeof *ix, idix_cmp);
+        size_t nr = ref_rows(&e, want, rows);
+        for (int step = 0; step < 120; step++) {
+          /* The cursor on a row (as the browser's keys act on it) or, now
+          ** and then, an action on any node. */
+          uint32_t x = nr && rnd() % 4 ? rows[rnd() % nr]
+                                       : 1 + (uint32_t)(rnd() % (nn - 1));
+          uint32_t tx = t_node(&t, &e, x);
+          if (isrow[x]) t.cur = tx;
+          uint32_t oc = spyR_tree_cur(&t);
+          uint64_t ocid = oc == SPY_NONE ? 0 : t.n[oc].id;
+          unsigned op = (unsigned)(rnd() % 100);
+          int on = (int)(rnd() % 2), cursor_kept = 1;
+          if (op < 30) {
+            T_EQ_INT(spyR_tree_set(&t, tx, on), 0);
+            want[x] = (unsigned char)on;
+          } else if (op < 65) {
+            size_t made = t.nn;
+            T_EQ_INT(spyR_tree_subtree(&t, tx, on), 0);
+            T_EQ_INT(t.nn, made); /* O(1): nothing made */
+            ref_subtree(&e, want, x, on);
+            marks++;
+          } else if (op < 72) {
+            T_EQ_INT(spyR_tree_all(&t, on), 0);
+            memset(want, on, nn);
+          } else if (op < 84) {
+            double pct = (double)(rnd() % 3) * 0.4;
+            e.threshold_pct = t.threshold_pct = pct;
+            T_EQ_INT(spyR_tree_refilter(&e), 0);
+            T_EQ_INT(spyR_tree_refilter(&t), 0);
+          } else if (op < 93) {
+            int rc = spyR_tree_focus(&t, tx);
+            T_EQ_INT(spyR_tree_focus(&e, x), rc);
+            if (rc == 0) want[x] = 1;
+            cursor_kept = 0;
+          } else {
+            int rc = spyR_tree_unfocus(&t);
+            T_EQ_INT(spyR_tree_unfocus(&e), rc);
+            cursor_kept = 0;
+          }
+          T_EQ_INT(t.n[t.top].id, e.n[e.top].id);
+          for (size_t i = 0; i < nr; i++) isrow[rows[i]] = 0;
+          nr = ref_rows(&e, want, rows);
+          for (size_t i = 0; i < nr; i++) isrow[rows[i]] = 1;
+          checks++;
+          /* The rows, down and up. */
+          size_t k = 0;
+          for (uint32_t y = spyR_tree_first(&t); y != SPY_NONE;
+               y = spyR_tree_next(&t, y), k++) {
+            T_ASSERT(k < nr);
+            if (t.n[y].id != e.n[rows[k]].id)
+              T_FAIL("view %u/%d/%d step %d: row %zu differs", proc, inv,
+                     col, step, k);
+          }
+          T_EQ_INT(k, nr);
+          T_EQ_INT(spyR_tree_nrows(&t), nr);
+          k = nr;
+          for (uint32_t y = spyR_tree_last(&t); y != SPY_NONE;
+               y = spyR_tree_prev(&t, y)) {
+            T_ASSERT(k > 0);
+            T_EQ_INT(t.n[y].id, e.n[rows[--k]].id);
+          }
+          T_EQ_INT(k, 0);
+          for (int i = 0; i < 4 && nr; i++) {
+            size_t r = (size_t)(rnd() % nr);
+            uint32_t y = spyR_tree_row(&t, r);
+            T_ASSERT(y != SPY_NONE);
+            T_EQ_INT(t.n[y].id, e.n[rows[r]].id);
+            T_EQ_INT(spyR_tree_row_of(&t, y), r);
+          }
+          /* The state of every node made with children. */
+          for (uint32_t i = 0; i < t.nn; i++) {
+            if (!t.n[i].known || !t.n[i].nkids) continue;
+            uint32_t ei = e_index(ix, nn, t.n[i].id);
+            T_ASSERT(ei != SPY_NONE);
+            if (ei && spyR_tree_expanded(&t, i) != want[ei])
+              T_FAIL("view %u/%d/%d step %d: node %u open %d, want %d", proc,
+                     inv, col, step, i, spyR_tree_expanded(&t, i), want[ei]);
+          }
+          /* The cursor, and its row number a budget at a time. */
+          uint32_t c = spyR_tree_cur(&t);
+          if (!nr) {
+            T_EQ_INT(c, SPY_NONE);
+            continue;
+          }
+          T_ASSERT(c != SPY_NONE);
+          if (cursor_kept) {
+            uint32_t w = ocid ? e_index(ix, nn, ocid) : SPY_NONE;
+            while (w != SPY_NONE && w != e.top && !isrow[w])
+              w = e.n[w].parent;
+            if (w == SPY_NONE || w == e.top) w = rows[0];
+            T_EQ_INT(t.n[c].id, e.n[w].id);
+          }
+          T_ASSERT(isrow[e_index(ix, nn, t.n[c].id)]);
+          size_t row, nrows, calls = 0;
+          int rc;
+          while ((rc = spyR_tree_position(&t, 3, &row, &nrows)) == 1)
+            T_ASSERT(++calls <= nr);
+          T_EQ_INT(rc, 0);
+          T_EQ_INT(nrows, nr);
+          T_EQ_INT(e.n[rows[row]].id, t.n[c].id);
+        }
+        free(ix);
+        free(want);
+        free(isrow);
+        free(rows);
+        spyR_tree_free(&e);
+        spyR_tree_free(&t);
+      }
+  T_ASSERT(checks == 16 * 120);
+  T_ASSERT(marks > 16 * 30);
+  spy_profile_free(p);
+}
+
 /* A profile whose sibling links loop is an error, not a hang. */
 static void t_cycle(void) {
   spy_profile *p = random_profile(1, 50, 10, 0);
@@ -1101,6 +1340,7 @@ const struct spy_test t_tui[] = {
   {"tree_expansion", t_expansion, 0},
   {"tree_lazy_views", t_lazy_views, 0},
   {"tree_lazy_rows", t_lazy_rows, 0},
+  {"tree_marks", t_marks, 0},
   {"screens", t_screens, 0},
   {"empty", t_empty, 0},
   {"e2e", t_e2e, 900},
