@@ -821,6 +821,10 @@ int spyR_tree_build(spyR_tree *t) {
   uint32_t cn = spyR_tree_cur(t);
   t->ncpath = 0;
   long above = -1;
+  /* A cursor on the first row stays there (a live view refreshing under
+  ** it keeps its top in sight, as top and htop do): the node that was
+  ** first, the loading node early in a run, may sort last later. */
+  int at_first = cn != SPY_NONE && cn == spyR_tree_first(t);
   if (cn != SPY_NONE) {
     if (id_path(t, cn, &t->cpath, &t->ncpath, &t->capcpath)) t->ncpath = 0;
     uint32_t x = t->anchor;
@@ -846,9 +850,11 @@ int spyR_tree_build(spyR_tree *t) {
     drop(t);
     return rc;
   }
-  t->cur = t->ncpath ? follow(t, t->cpath, t->ncpath) : SPY_NONE;
+  t->cur = t->ncpath && !at_first ? follow(t, t->cpath, t->ncpath)
+                                  : SPY_NONE;
   keep_cursor(t);
-  if (above >= 0 && t->cur != SPY_NONE)
+  if (at_first) t->anchor = t->cur;
+  else if (above >= 0 && t->cur != SPY_NONE)
     t->anchor = spyR_tree_step(t, t->cur, -above);
   t->match_stale = 1;
   return t->oom ? SPY_ENOMEM : 0;

@@ -550,6 +550,54 @@ static void t_stable_ids(void) {
   spy_profile_free(q);
 }
 
+/* A root with two children a and b of the given self times. */
+static spy_profile *two_kids(uint64_t a, uint64_t b) {
+  spy_profile *p = spyP_new();
+  p->frames = spyP_calloc(p, 3, sizeof *p->frames);
+  p->nodes = spyP_calloc(p, 3, sizeof *p->nodes);
+  p->processes = spyP_calloc(p, 1, sizeof *p->processes);
+  T_ASSERT(p->frames && p->nodes && p->processes);
+  p->nframes = 3, p->nnodes = 3, p->nprocesses = 1;
+  const char *nm[] = {"(root)", "A>>a", "B>>b"};
+  for (uint32_t i = 0; i < 3; i++) {
+    p->frames[i].kind = i ? SPY_FRAME_METHOD : SPY_FRAME_ROOT;
+    p->frames[i].key = i;
+    p->frames[i].name = nm[i];
+  }
+  int a_first = a >= b;
+  p->nodes[0] = (spy_node){0, SPY_NONE, a_first ? 1 : 2, SPY_NONE,
+                           a + b, 0, a + b, 0};
+  p->nodes[1] = (spy_node){1, 0, SPY_NONE, a_first ? 2 : SPY_NONE, a, a, a, a};
+  p->nodes[2] = (spy_node){2, 0, SPY_NONE, a_first ? SPY_NONE : 1, b, b, b, b};
+  p->processes[0] = (spy_process){1, "main", 0, a + b, a + b};
+  return p;
+}
+
+/* A live view: a cursor on the first row stays on the first row when a
+** new snapshot reorders the tree (the node it was on follows elsewhere
+** otherwise); a cursor lower down follows its node. */
+static void t_live_top(void) {
+  spy_profile *p = two_kids(100, 50), *q = two_kids(10, 50);
+  spyR_tree t;
+  spyR_tree_init(&t, p);
+  T_EQ_INT(spyR_tree_build(&t), 0);
+  spyR_tree_home(&t);
+  uint32_t c = spyR_tree_cur(&t);
+  T_EQ_STR(p->frames[t.n[c].frame].name, "A>>a");
+  t.p = q;
+  T_EQ_INT(spyR_tree_build(&t), 0);
+  c = spyR_tree_cur(&t);
+  T_EQ_STR(q->frames[t.n[c].frame].name, "B>>b"); /* the first row */
+  spyR_tree_move(&t, 1); /* A, second */
+  t.p = p;
+  T_EQ_INT(spyR_tree_build(&t), 0);
+  c = spyR_tree_cur(&t);
+  T_EQ_STR(p->frames[t.n[c].frame].name, "A>>a"); /* followed: now first */
+  spyR_tree_free(&t);
+  spy_profile_free(p);
+  spy_profile_free(q);
+}
+
 /* Expansion state against a plain array: random opens and closes (the map
 ** of own states grows and is overwritten) under both E and C. */
 static void t_expansion(void) {
@@ -1336,6 +1384,7 @@ const struct spy_test t_tui[] = {
   {"tree_matches_report", t_matches_report, 0},
   {"tree_search", t_search, 0},
   {"tree_stable_ids", t_stable_ids, 0},
+  {"tree_live_top", t_live_top, 0},
   {"tree_cycle", t_cycle, 0},
   {"tree_expansion", t_expansion, 0},
   {"tree_lazy_views", t_lazy_views, 0},
