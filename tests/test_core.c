@@ -388,7 +388,8 @@ static void switch_from(void) {
   gt_free(h);
 }
 
-/* The contrast: timer mode gives A at least 25 pp less than the truth. */
+/* The contrast: timer mode gives A at most 60 % of its true share (a
+** loaded machine moves the truth itself, so the bound is relative). */
 static void switch_timer(void) {
   gt_host *h;
   spy_profile *pr = run_switch(SPY_MODE_TIMER, &h);
@@ -397,7 +398,7 @@ static void switch_timer(void) {
   double ta = 100.0 * (double)h->t_proc[0] / (double)h->t_total;
   double pa = 100.0 * (double)pr->processes[a].total_ns /
               (double)gt_process_totals(pr);
-  if (!(pa < ta - 25.0))
+  if (!(pa < 0.6 * ta))
     T_FAIL("timer mode: process A %.2f%%, truth %.2f%%", pa, ta);
   spy_profile_free(pr);
   gt_free(h);

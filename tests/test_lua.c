@@ -309,7 +309,9 @@ static void t_helper_between_calls(void) {
   fprintf(stderr, "helper %.3f (truth %.3f) loop %.3f string.byte %.3f\n", h,
           want, loop, leaf_share(p, "string.byte"));
   if (!T_TSAN) {
-    T_NEAR(h, want, 0.25);
+    /* ASan slows our brackets, not the uninstrumented liblua: their cost,
+    ** charged to string.byte and the loop, weighs more. */
+    T_NEAR(h, want, T_ASAN ? 0.35 : 0.25);
     T_ASSERT(h > 2 * loop);
   }
   T_EQ_INT(prim(p, "string.byte")->calls, 2000000);
