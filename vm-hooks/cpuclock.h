@@ -90,12 +90,13 @@ static inline unsigned spyH_cpuhist_pct(spy_vm *v, uint64_t t0,
   uint64_t lo = n > SPYH_HIST ? n - SPYH_HIST : 0, wall = 0, cpu = 0;
   int found = 0;
   for (uint64_t k = n; k-- > lo;) {
+    /* Acquire loads: the count read after them cannot be read first
+    ** (no fence: TSan does not support them). */
     wall = atomic_load_explicit(&v->hist_wall[k % SPYH_HIST],
-                                memory_order_relaxed);
+                                memory_order_acquire);
     if (wall <= t0) {
       cpu = atomic_load_explicit(&v->hist_cpu[k % SPYH_HIST],
-                                 memory_order_relaxed);
-      atomic_thread_fence(memory_order_acquire);
+                                 memory_order_acquire);
       /* Still the note read (not overwritten by a later one)? */
       found = atomic_load_explicit(&v->hist_n, memory_order_relaxed) <=
               k + SPYH_HIST;
