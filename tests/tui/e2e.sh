@@ -20,6 +20,10 @@ unset TMUX
 command -v tmux >/dev/null || { echo "e2e: tmux is not installed" >&2; exit 1; }
 T() { tmux -S "$tmp/tmux.sock" "$@"; }
 trap 'T kill-server 2>/dev/null' EXIT
+# A session that outlives the cases, so that the server does not exit
+# when a case's session is killed (a new session could then reach the
+# dying server: "server exited unexpectedly", seen under load).
+T new-session -d -s keep "sleep 3600"
 
 fail() {
   echo "e2e: FAIL $case: $*" >&2
