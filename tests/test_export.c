@@ -685,8 +685,15 @@ static void t_diff_folded(void) {
     sum[1] += nb;
     size_t ll = strlen(l), pl = strlen(";Main run;Planted");
     if (ll > pl && !strcmp(l + ll - pl, ";Main run;Planted")) {
+      /* The planted method's two columns against the host's own times
+      ** (3x apart when idle; a loaded machine stretches either run). */
       planted = 1;
-      T_ASSERT(nb > 2 * na);
+      double ratio = (double)nb / (double)(na ? na : 1);
+      double truth = (double)b.truth[K_PLANTED] /
+                    (double)(a.truth[K_PLANTED] ? a.truth[K_PLANTED] : 1);
+      if (!(nb > na && ratio > 0.7 * truth && ratio < truth / 0.7))
+        T_FAIL("planted: %llu vs %llu us (x%.2f), truth x%.2f",
+               (unsigned long long)na, (unsigned long long)nb, ratio, truth);
     }
     l = e + 1;
   }
