@@ -13,6 +13,7 @@
 #define _XOPEN_SOURCE_EXTENDED 1
 #include <curses.h>
 #include <locale.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -128,7 +129,7 @@ static int mouse(spyT_app *a) {
   return SPYT_NOTHING;
 }
 
-int spyT_run(spyT_app *a, FILE *tty_out, spyT_poll_fn poll, void *ud) {
+int spyT_run(spyT_app *a, FILE *tty_out, spyT_poll_fn refresh_fn, void *ud) {
   setlocale(LC_ALL, "");
   SCREEN *scr = newterm(NULL, tty_out ? tty_out : stdout, stdin);
   if (!scr) {
@@ -160,11 +161,16 @@ int spyT_run(spyT_app *a, FILE *tty_out, spyT_poll_fn poll, void *ud) {
     }
     /* While the tree's rows are being counted, a slice of that whenever
     ** no key is waiting. */
-    timeout(a->counting ? 0 : poll ? 250 : -1);
+    timeout(a->counting ? 0 : refresh_fn ? 250 : -1);
     int ch = getch();
     if (ch == ERR) {
+      /* The terminal went away (a closed window, a killed tmux session):
+      ** getch fails at once from now on, so quit rather than spin. */
+      struct pollfd in = {0, POLLIN, 0};
+      if (poll(&in, 1, 0) > 0 && (in.revents & (POLLHUP | POLLERR | POLLNVAL)))
+        break;
       if (spyT_idle(a)) redraw = 1;
-      if (poll && poll(ud, a)) redraw = 1;
+      if (refresh_fn && refresh_fn(ud, a)) redraw = 1;
       continue;
     }
     if (ch == KEY_RESIZE) {
@@ -175,7 +181,7 @@ int spyT_run(spyT_app *a, FILE *tty_out, spyT_poll_fn poll, void *ud) {
     if (r == SPYT_QUIT) break;
     if (r == SPYT_REDRAW) redraw = 1;
     /* In live mode a burst of keys must not starve the refresh. */
-    if (poll && poll(ud, a)) redraw = 1;
+    if (refresh_fn && refresh_fn(ud, a)) redraw = 1;
   }
   endwin();
   delscreen(scr);
