@@ -13,7 +13,8 @@ tests_runner_SOURCES = tests/runner.c tests/test.h \
 	tests/test_export.c tests/test_report.h tests/test_json.c \
 	tests/test_runner.c \
 	tests/test_mark.c tests/test_lua.c tests/test_arch.c \
-	tests/test_steps.c tests/test_tui.c
+	tests/test_steps.c tests/test_tui.c tests/test_tui.h \
+	tests/test_tui_lazy.c
 tests_runner_CFLAGS = $(AM_CFLAGS) $(GSL_CFLAGS) $(JANSSON_CFLAGS) $(LUA_CFLAGS)
 tests_runner_LDADD = tests/gt/libgthost.la hosts/st/libstvm.la \
 	hosts/lua/libluahost.la libspyon_tools_core.la libspyon_core.la \

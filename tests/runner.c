@@ -39,7 +39,7 @@ extern const struct spy_test t_core[], t_core_exact[], t_profile[],
     t_profile_bad[], t_report[], t_cost[], t_st[], t_st_prof[], t_st_cli[],
     t_st_hostile[], t_native[], t_contract[],
     t_cli[], t_export[], t_tui[], t_json[], t_runner[], t_selftest[], t_mark[], t_lua[],
-    t_arch[], t_steps[];
+    t_arch[], t_steps[], t_tui_lazy[];
 extern const struct spy_test t_report_walk[], t_report_export[];
 
 /* SERIAL: the tests whose names start with one of its space-separated
@@ -69,6 +69,7 @@ static const struct {
   {"st", t_st_cli, "sigint overhead_", 0},
   {"native", t_native, "breakdown", 0},
   {"tui", t_tui, "", 0},
+  {"tui", t_tui_lazy, "", 0},
   {"cli", t_cli, NULL, 0},
   {"export", t_export, "diff_ merge", 0},
   {"json", t_json, NULL, 0},
