@@ -45,7 +45,8 @@ static int st_run(const char *script, int argc, char **argv,
   return status;
 }
 
-/* The VM calls spy_tick only in its interrupt slow path (every 1024
-** checks, ~20 us): too rarely for the tick marker to be skid-free, so it
-** keeps the sampler thread's marks (ticks = 0). */
-const cli_host cli_host_st = {".st", "Smalltalk", st_run, st_interrupt, 0};
+/* The VM ticks with spy_tick_next in its interrupt check, which then comes
+** just before each sample falls due: the tick marker by default, with no
+** wake-ups at the sampling rate (bench/cost.sh) and skid-free samples
+** (tests/st/skid.sh). */
+const cli_host cli_host_st = {".st", "Smalltalk", st_run, st_interrupt, 1};

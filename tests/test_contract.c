@@ -550,6 +550,27 @@ RETRYING(polls_dense_sparse) {
   *retry = rig_end(&r, pr, attempt);
 }
 
+/* The same program with the tick marker and an interrupt check at the
+** polls whose countdown spy_tick_next sets: no sampler thread, and checks
+** ~95 us apart across Long>>b, as in an interpreter whose straight-line
+** method runs long without a check. The near states (every hook reads the
+** clock once a deadline is a few checks away) keep both shares right;
+** a deadline that passed unwatched is skipped, not charged to the next
+** check's neighbourhood. */
+RETRYING(polls_tick_next) {
+  spy_options o;
+  spy_options_init(&o);
+  o.marker = SPY_MARKER_TICK;
+  rig r;
+  rig_new(&r, &o);
+  r.h->tick_every = -1024;
+  spy_profile *pr = rig_run(&r, body_polls, 600 * MS);
+  gt_host *h = r.h;
+  method_near("tick_next: Long>>b", pr, h, K_LONG);
+  method_near("tick_next: Short>>a", pr, h, K_SHORT);
+  *retry = rig_end(&r, pr, attempt);
+}
+
 /* ------------------------------------------------------------------------
 ** Registration while running; stop and restart
 ** --------------------------------------------------------------------- */
@@ -890,6 +911,7 @@ const struct spy_test t_contract[] = {
   {"deep_stack", deep_stack, 60},
   {"deep_stack_full", deep_stack_full, 120},
   {"polls_dense_sparse", polls_dense_sparse, 30},
+  {"polls_tick_next", polls_tick_next, 30},
   {"late_registration", late_registration, 30},
   {"restart_keeps_prim", restart_keeps_prim, 30},
   {"reservoir_threads", reservoir_threads, 30},

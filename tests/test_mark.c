@@ -187,6 +187,14 @@ static void rate_tick(void) {
 /* A tick-marked host that never ticks still gets the sampler's backstop
 ** marks (every half drain period), so a sample is not lost forever: far
 ** below the asked rate, but some. */
+/* spy_tick_next: an interrupt check whose countdown the library sets
+** (at most 1024 polls, ~100 us here): the rate comes from the countdowns
+** it returns, not from a fixed tick period. */
+static void rate_tick_next(void) {
+  T_ASSERT(rate_of(SPY_MARKER_TICK, 1000 * US, 200, -1024) >= RATE_MIN);
+  T_ASSERT(rate_of(SPY_MARKER_TICK, 100 * US, 200, -1024) >= RATE_MIN);
+}
+
 static void tick_backstop(void) {
   double r = rate_of(SPY_MARKER_TICK, 100 * US, 200, 0);
   T_ASSERT(r > 0.0 && r < 0.2);
@@ -255,13 +263,13 @@ static void signal_owned(void) {
 ** of the standard program (methods, long and short primitives, GC) gets
 ** its true share: a sample falling due inside a primitive is charged to
 ** it, not to the code after it. */
-static void leaves_tick(void) {
+static void leaves_ticking(const char *what, int tick_every) {
   for (int attempt = 1;; attempt++) {
     spy_options o;
     spy_options_init(&o);
     o.marker = SPY_MARKER_TICK;
     gt_std s;
-    gt_host *h = std_host(&o, &s, 8, 0);
+    gt_host *h = std_host(&o, &s, tick_every, 0);
     session ss;
     start(h->prof, h, &ss);
     gt_std_run(h, &s, 1000 * MS, 42);
@@ -295,11 +303,19 @@ static void leaves_tick(void) {
     host_free(h, pr);
     if (!bad) return;
     if (attempt >= ATTEMPTS || f < STALL_RETRY)
-      T_FAIL("leaves_tick: %d leaf share(s) off (stalled %.0f%%)", bad,
-             100 * f);
-    fprintf(stderr, "leaves_tick: attempt %d failed on a stalled run\n",
+      T_FAIL("%s: %d leaf share(s) off (stalled %.0f%%)", what, bad, 100 * f);
+    fprintf(stderr, "%s: attempt %d failed on a stalled run\n", what,
             attempt);
   }
+}
+
+/* spy_tick at every 8th poll and at the brackets. */
+static void leaves_tick(void) { leaves_ticking("leaves_tick", 8); }
+
+/* spy_tick_next setting the countdown of the polls (at most 1024), no
+** tick at the brackets: the deadlines' near states take the samples. */
+static void leaves_tick_next(void) {
+  leaves_ticking("leaves_tick_next", -1024);
 }
 
 static atomic_int spin_stop;
@@ -373,10 +389,12 @@ const struct spy_test t_mark[] = {
     {"rate_thread", rate_thread, 0},
     {"rate_signal", rate_signal, 0},
     {"rate_tick", rate_tick, 0},
+    {"rate_tick_next", rate_tick_next, 0},
     {"tick_backstop", tick_backstop, 0},
     {"signal_errno", signal_errno, 0},
     {"signal_owned", signal_owned, 0},
     {"leaves_tick", leaves_tick, 0},
+    {"leaves_tick_next", leaves_tick_next, 0},
     {"cpu_clock_competitor", cpu_clock_competitor, 0},
     {0, 0, 0},
 };

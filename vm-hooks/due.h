@@ -27,10 +27,19 @@
 ** marking side sets with every trap (spyH_raise), so that a check the host
 ** makes anyway doubles as the poll.
 **
+** Near (the tick marker's, spy_tick_next): when the host's tick finds
+** the deadline only a few checks away, the interpreter thread sets trap to
+** SPYH_NEAR itself (spyH_near) and trips its words: every hook then takes
+** its slow path and reads the clock (spyH_take_at), and the first one
+** after the deadline marks the sample and takes it -- skid-free at the
+** hooks' places, without a clock read at every hook in between. A mark
+** made meanwhile (trap 1) is never overwritten by near (compare-exchange
+** from 0); near is overwritten by a mark, which only makes it due.
+**
 ** Writers: spyH_mark and spyH_stop_remote (marking side / controlling
-** thread). Readers: spyH_take, spyH_marked_upto, spyH_take_final
-** (interpreter thread). Nothing else touches trap, marked_upto or
-** final_at.
+** thread), spyH_near and spyH_take_at (interpreter thread). Readers:
+** spyH_take, spyH_take_at, spyH_marked_upto, spyH_take_final (interpreter
+** thread). Nothing else touches trap, marked_upto or final_at.
 */
 #ifndef SPY_DUE_H
 #define SPY_DUE_H
@@ -66,6 +75,9 @@ static inline void spyH_raise(spy_vm *v) {
   }
 }
 
+/* trap's values: 0, 1 (a sample is due) or near (check the clock). */
+#define SPYH_NEAR 2
+
 /* A grid point has passed: mark v's sample due as of `now` (ticks). */
 static inline void spyH_mark(spy_vm *v, uint64_t now) {
   atomic_store_explicit(&v->marked_upto, now, memory_order_release);
@@ -75,7 +87,7 @@ static inline void spyH_mark(spy_vm *v, uint64_t now) {
 /* Whether v still holds an unconsumed mark (marking side: a busy thread is
 ** marked again at the next grid point). */
 static inline int spyH_marked(spy_vm *v) {
-  return __atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED);
+  return __atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED) == 1;
 }
 
 /* A stop made by a thread other than v's, ending the run (epoch, origin):
@@ -103,6 +115,64 @@ static inline void spyH_set_active(spy_vm *v, int on) {
 /* Consume a pending mark: 1 if there was one. */
 static inline int spyH_take(spy_vm *v) {
   return __atomic_exchange_n(&v->hot.trap_, 0, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Near the deadline (interpreter thread, tick marker): make every hook
+** check the clock, unless a mark is pending already. */
+static inline void spyH_near(spy_vm *v) {
+  int zero = 0;
+  if (__atomic_compare_exchange_n(&v->hot.trap_, &zero, SPYH_NEAR, 0,
+                                  __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+    spyH_trip_words(v, atomic_load_explicit(&v->trip_n, memory_order_acquire));
+}
+
+/* The program's own time is the clock less the time the ticks and near
+** checks took (their visits): paid at the hooks just before a deadline,
+** it must not make the code around hooks look longer to the samples.
+** tick_debt is the visits' time since the last sample (the deadline is
+** pushed back by it), tick_spent all of it (the tick's pace is in the
+** program's time). A visit counts from its entry (`in`) to now, plus the
+** host's own part of a visit (saving its state, the calls: outside what
+** the library can time), estimated as the shortest time seen from one
+** visit's end to the next one's start -- which has no program code in it
+** when the host makes two in a row (a loop's poll and tick); only gaps
+** under SPYH_HOST_MAX count, so a host that never makes two in a row gets
+** no such part. A visit that took longer than SPYH_VISIT_MAX was
+** interrupted: the thread stalled, which wall time charges to the
+** program, as the sampler thread's marks would. */
+#define SPYH_VISIT_MAX 2000 /* ticks, ~1 us */
+#define SPYH_HOST_MAX 100   /* ticks, ~40 ns */
+static inline void spyH_debt_add(spy_vm *v, uint64_t in) {
+  uint64_t out = spyH_now();
+  if (v->tick_out && in > v->tick_out && in - v->tick_out < SPYH_HOST_MAX &&
+      (!v->tick_host || in - v->tick_out < v->tick_host))
+    v->tick_host = in - v->tick_out;
+  uint64_t d = out - in < SPYH_VISIT_MAX ? out - in : SPYH_VISIT_MAX;
+  v->tick_debt += d + v->tick_host;
+  v->tick_spent += d + v->tick_host;
+  v->tick_out = out;
+}
+
+/* Near, at a hook that entered at `now`: has the deadline passed in the
+** program's own time? If not, this visit joins the debt. */
+static inline int spyH_near_due(spy_vm *v, uint64_t now) {
+  if (now - v->tick_debt >=
+      atomic_load_explicit(&v->deadline_pub, memory_order_relaxed))
+    return 1;
+  spyH_debt_add(v, now);
+  return 0;
+}
+
+/* spyH_take at a hook that entered at `now`: a near state is a mark once
+** its deadline has passed (marked as of now), and stays near before. */
+static inline int spyH_take_at(spy_vm *v, uint64_t now) {
+  if (__atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED) == SPYH_NEAR &&
+      !spyH_near_due(v, now))
+    return 0;
+  int t = __atomic_exchange_n(&v->hot.trap_, 0, __ATOMIC_ACQUIRE);
+  if (t == SPYH_NEAR)
+    atomic_store_explicit(&v->marked_upto, now, memory_order_release);
+  return t != 0;
 }
 
 /* The latest grid time the marking side has marked (read after a take). */

@@ -510,6 +510,7 @@ static void adopt_run(spy_vm *v, uint64_t epoch, uint64_t origin) {
   v->epoch = epoch;
   v->last = origin > v->attached_at ? origin : v->attached_at;
   v->deadline = origin + ((v->last - origin) / c->interval + 1) * c->interval;
+  v->tick_debt = 0;
   st(&v->deadline_pub, v->deadline);
   if (!v->tracking) forget_brackets(v);
   v->tracking = 1;
@@ -538,6 +539,7 @@ static uint64_t due(spy_vm *v, uint64_t now) {
   uint64_t w = grid - v->last;
   v->last = grid;
   v->deadline = grid + iv;
+  v->tick_debt = 0;
   st(&v->deadline_pub, v->deadline);
   return w;
 }
@@ -547,7 +549,7 @@ static uint64_t due(spy_vm *v, uint64_t now) {
 ** in poll mode. */
 static void take_due(spy_vm *v, uint64_t now, int is_poll) {
   if (!is_poll && !poll_mode(v)) return;
-  if (!spyH_take(v)) return;
+  if (!spyH_take_at(v, now)) return;
   uint64_t before = v->last;
   uint64_t w = due(v, now);
   if (!w) return;
@@ -570,6 +572,28 @@ static void take_due(spy_vm *v, uint64_t now, int is_poll) {
 /* Is a sample due? (the hooks read the clock only then, or when timing) */
 static inline int trap_set(spy_vm *v) {
   return SPY_UNLIKELY(__atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED) != 0);
+}
+
+/* With the tick marker, the end of a primitive's or GC's own part (its end,
+** a callback's begin) is where a deadline that passed inside it shows: no
+** check of the host's runs there, and it may have begun before the
+** thread went near. One clock read against the deadline (in the
+** program's time, vm-hooks/due.h); the hook's take then charges it. If
+** the deadline is still ahead, the host's countdown was planned without
+** the time the primitive took, and its next tick could come after the
+** deadline: when the checks it still counts might reach that far, run
+** it out (spy_tick_word), so that the next check ticks and plans anew. */
+static inline void watch_end(spy_vm *v, uint64_t *now) {
+  if (!v->cfg->tick_marker || trap_set(v)) return;
+  uint64_t t = clock_once(now) - v->tick_debt;
+  uint64_t d = ld(&v->deadline_pub);
+  if (t >= d) {
+    spyH_mark(v, *now);
+  } else if (v->tick_word && *v->tick_word > 0 &&
+             d - t <= v->tick_lead + ((v->tick_n * v->tick_pace) >> 8)) {
+    v->tick_uncounted += (uint64_t)*v->tick_word;
+    *v->tick_word = 0;
+  }
 }
 
 /* A stop made by another thread at `fin`: charge what ran until it, in
@@ -719,6 +743,7 @@ void spy_prim_end_slow_(spy_vm *v) {
   uint64_t tc = cost_begin(v);
   if (!enter(v) || v->nest == 0) return;
   uint64_t now = tc;
+  watch_end(v, &now);
   if (trap_set(v)) take_due(v, clock_once(&now), 0);
   /* The common case, what close_top does for it: the innermost bracket is
   ** a primitive no clock was read for (cheap accounting). */
@@ -739,6 +764,7 @@ void spy_callback_begin_slow_(spy_vm *v) {
   uint64_t tc = cost_begin(v);
   if (!enter(v)) return;
   uint64_t now = tc;
+  watch_end(v, &now);
   if (trap_set(v)) take_due(v, clock_once(&now), 0);
   /* Place the brackets the callback runs above: their depth is the
   ** stack's now (the walker reports the same stack at every hook of one
@@ -840,7 +866,10 @@ int spy_trip_word(spy_vm *v, uintptr_t *word, uintptr_t trip) {
 }
 
 int spy_trip_state(spy_vm *v) {
-  if (__atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST)) return SPY_TRIP_TAKE;
+  int t = __atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST);
+  if (t == SPYH_NEAR) /* the take reads the clock again: it only advances */
+    return spyH_near_due(v, spyH_now()) ? SPY_TRIP_TAKE : SPY_TRIP_WAIT;
+  if (t) return SPY_TRIP_TAKE;
   if (atomic_load_explicit(&v->trip_marking, memory_order_seq_cst))
     return SPY_TRIP_WAIT;
   return SPY_TRIP_RESTORE;
@@ -878,8 +907,9 @@ void spy_gc_begin_slow_(spy_vm *v) {
 void spy_gc_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
   if (!enter(v) || v->nest == 0) return;
-  take_due(v, t0, 0);
   uint64_t now = t0;
+  watch_end(v, &now);
+  take_due(v, t0, 0);
   end_kind(v, SPYH_B_GC, &now);
   add(&v->hook_ticks, spyH_now() - t0);
 }

@@ -139,3 +139,98 @@ void spy_tick_slow_(spy_vm *v) {
   ** come at the host's checks, a lag that depends on what runs there. */
   if (v->cfg && v->cfg->tick_marker) mark_if_due(v);
 }
+
+/* spy_tick_next: the countdown that brings the host's next tick just
+** before the deadline, in the program's time (vm-hooks/due.h,
+** spyH_debt_add: the clock less the library's visits).
+**
+** The host's checks come at a pace (program time per check, over the
+** last 64 ticks' windows, weighted by their length) that predicts where
+** the next tick lands; each tick aims half way to `lead` before the
+** deadline, so that the last ticks count few checks and land where aimed
+** even if the pace is off by half. Within lead of the deadline (or when
+** the next check might come after it) the thread goes near: every hook
+** reads the clock until the deadline passes, and the first hook after it
+** takes the sample -- at a poll point, whatever the host's checks are
+** doing, so the sample is charged to the code that ran when it fell due.
+**
+** lead is at least SPYH_LEAD_CHECKS checks at the pace. A tick aimed at a
+** few checks that still came after the deadline found checks farther
+** apart than lead (a method or primitive that runs long without a
+** check): lead grows by how late the tick was, up to a quarter interval,
+** and each near state started wears 1/16 of it off again. A deadline that
+** passes before the thread went near (the pace misjudged, a long gap, the
+** virtual machine's 10-50 us stalls, which come ~900 times a second on
+** this project's KVM guests) is skipped rather than taken at the next
+** poll: that poll follows a check, a place the profile must not favour;
+** the next sample weighs the skipped grid points too, so no time is lost
+** and it is charged where an unbiased sample falls. */
+#define SPYH_LEAD_CHECKS 8
+static uint64_t checks_for(uint64_t pace, uint64_t ticks) {
+  return pace ? (ticks << 8) / pace : (uint64_t)-1;
+}
+
+static int tick_next(spy_vm *v, int counted, int most, uint64_t now) {
+  uint64_t prog = now - v->tick_spent; /* monotonic program time */
+  if (v->tick_uncounted) { /* the countdown was run out early */
+    counted = (uint64_t)counted > v->tick_uncounted
+                  ? counted - (int)v->tick_uncounted
+                  : 1;
+    v->tick_uncounted = 0;
+  }
+  if (v->tick_at && counted > 0 && prog > v->tick_at) {
+    v->tick_time += (prog - v->tick_at) - v->tick_time / 64;
+    v->tick_checks += (uint64_t)counted - v->tick_checks / 64;
+  }
+  v->tick_at = prog;
+  uint64_t iv = v->cfg->interval;
+  v->tick_pace = v->tick_checks ? (v->tick_time << 8) / v->tick_checks : 0;
+  uint64_t least = (v->tick_pace * SPYH_LEAD_CHECKS) >> 8;
+  if (v->tick_lead < least) v->tick_lead = least;
+  if (v->tick_lead > iv / 4) v->tick_lead = iv / 4;
+  /* Against the deadline: the clock less this sample's debt. */
+  uint64_t t = now - v->tick_debt;
+  uint64_t d = atomic_load_explicit(&v->deadline_pub, RELAXED);
+  int trap = __atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED);
+  if (d && d <= t && trap == 0) { /* passed unwatched: skip it */
+    if (counted <= 4) {
+      uint64_t lead = v->tick_lead + (t - d);
+      v->tick_lead = lead < iv / 4 ? lead : iv / 4;
+    }
+    d += ((t - d) / iv + 1) * iv;
+    v->deadline = d;
+    atomic_store_explicit(&v->deadline_pub, d, RELAXED);
+  } else if (d <= t) { /* near or marked already, or not yet synced */
+    if (trap != 1) spyH_mark(v, now);
+    trap = 1;
+    d = d ? d + ((t - d) / iv + 1) * iv : t + iv;
+  }
+  uint64_t rem = d - t;
+  uint64_t n = rem > v->tick_lead
+                   ? checks_for(v->tick_pace, (rem - v->tick_lead) / 2)
+                   : 0;
+  if (n == 0 && trap == 0) { /* the next check may come after lead */
+    spyH_near(v);
+    v->tick_lead -= v->tick_lead / 16;
+    n = checks_for(v->tick_pace, rem) + 1; /* a loop's poll is its tick */
+  } else if (n == 0) {
+    n = 1; /* a mark is pending: go near once its sample is taken */
+  }
+  v->tick_n = n < (uint64_t)most ? n : (uint64_t)most;
+  return (int)v->tick_n;
+}
+
+int spy_tick_word(spy_vm *v, int *countdown) {
+  if (!v || spyH_is_stopped_vm(v)) return SPY_EINVAL;
+  v->tick_word = countdown;
+  v->tick_uncounted = 0;
+  return 0;
+}
+
+int spy_tick_next_slow_(spy_vm *v, int counted, int most) {
+  if (!v->cfg || !v->cfg->tick_marker || most < 1) return most;
+  uint64_t now = spyH_now();
+  int n = tick_next(v, counted, most, now);
+  spyH_debt_add(v, now);
+  return n;
+}

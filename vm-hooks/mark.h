@@ -12,15 +12,21 @@
 **                      SIGEV_THREAD_ID, CLOCK_MONOTONIC) sends it
 **                      SPYH_MARK_SIG at each grid point; the handler marks.
 **                      The sampler wakes only to drain (SPYH_DRAIN_NS).
-**   SPY_MARKER_TICK    the host calls spy_tick() from its periodic slow
-**                      path (an interrupt-check countdown): one clock read
-**                      against the thread's deadline. The sampler wakes
-**                      only to drain, and then marks a thread whose
-**                      deadline is long past (one inside a long primitive,
-**                      which runs no slow path).
+**   SPY_MARKER_TICK    the host calls spy_tick_next() from its periodic
+**                      slow path (an interrupt-check countdown) and sets
+**                      the countdown it returns, so that a tick comes just
+**                      before each deadline; near it the thread marks its
+**                      own sample at its first hook after the deadline
+**                      (vm-hooks/due.h, near). Or spy_tick(): one clock
+**                      read against the deadline, marking at the host's
+**                      check. The sampler wakes only to drain, and then
+**                      marks a thread whose deadline is long past (one
+**                      inside a long primitive, which runs no slow path).
 **
-** In every case the lag between a grid point and its mark does not depend
-** on what the program does, except the tick marker's inside primitives.
+** The thread and signal markers' lag between a grid point and its mark
+** does not depend on what the program does; spy_tick_next's deadlines are
+** in the program's own time (the clock less the library's visits near
+** them), and one that passes unwatched is skipped (mark.c).
 */
 #ifndef SPY_MARK_H
 #define SPY_MARK_H

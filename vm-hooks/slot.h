@@ -211,6 +211,16 @@ struct spy_vm {
   uint64_t cpu_last;         /* CPU clock: thread CPU ticks charged up to */
   uint64_t cpu_epoch;        /* the run cpu_last belongs to */
   uint64_t deadline;         /* next grid point */
+  /* spy_tick_next (vm-hooks/mark.c): when the host's previous tick ran
+  ** (in the program's time), its checks' pace (ticks per check, x 256),
+  ** how long before the deadline the hooks start reading the clock; the
+  ** time the ticks and near checks took since the last sample and in all,
+  ** when the last one ended and the host's part of one (vm-hooks/due.h). */
+  uint64_t tick_at, tick_pace, tick_lead, tick_n; /* tick_n: returned */
+  int *tick_word;            /* the host's countdown (spy_tick_word) */
+  uint64_t tick_uncounted;   /* checks it was cut short by */
+  uint64_t tick_time, tick_checks; /* their long-run sums, decaying */
+  uint64_t tick_debt, tick_spent, tick_out, tick_host;
   uint64_t pid;
   uint64_t attached_at;
   /* The walk (hooks.c). walk_buf takes pushes: copy_cap by position, then

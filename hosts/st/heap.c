@@ -14,6 +14,7 @@
 
 #include "hosts/st/st.h"
 #include "hosts/st/heap.h"
+#include "hosts/st/proc.h"
 #include "hosts/st/symbols.h"
 
 #include <stdlib.h>
@@ -173,7 +174,7 @@ static Value alloc_obj(VM *vm, uint32_t cid, int fmt, uint64_t n, int fatal) {
   h->since_gc += total;
   if (st_unlikely(h->since_gc > h->threshold)) {
     vm->gc_pending = 1;
-    vm->icount = 0;
+    st_interrupt_soon(vm);
   }
   return (Value)o;
 }

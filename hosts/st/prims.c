@@ -623,7 +623,7 @@ static PRIM(p_globalIncludes) {
 
 static PRIM(p_gc) {
   vm->gc_pending = 1;
-  vm->icount = 0;
+  st_interrupt_soon(vm);
   return OK(RCV);
 }
 

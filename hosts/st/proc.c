@@ -377,20 +377,25 @@ static void preempt(VM *vm, int slice_over) {
   }
 }
 
-/* The interrupt check's slow path, every ST_ICOUNT checks: collection,
-** timers, time slices, SIGINT. It takes no samples (the dispatch loop's
+/* The interrupt check's slow path: collection, timers, time slices and
+** SIGINT every ST_ICOUNT checks. It takes no samples (the dispatch loop's
 ** poll points do), except in timer mode, which polls at every check as
-** MessageTally's VM does and does the rest every ST_ICOUNT. */
+** MessageTally's VM does. It is the profiler's tick (SPY_MARKER_TICK, the
+** default): spy_tick_next shortens the countdown so that a tick comes
+** just before each sample falls due, and the sends and returns after it
+** read the clock until one takes the sample (docs/embedding.md). */
 void st_interrupt(VM *vm) {
-  spy_tick(vm->prof.v); /* SPY_MARKER_TICK: --marker tick */
+  int counted = vm->iperiod + 1; /* the check that runs out counts too */
   if (vm->prof.timer) {
+    spy_tick(vm->prof.v);
     spy_poll(vm->prof.v);
-    vm->icount = 0;
-    if (++vm->ticks < ST_ICOUNT && !vm->gc_pending && !vm->sigint) return;
-    vm->ticks = 0;
+    vm->icount = vm->iperiod = 0;
   } else {
-    vm->icount = ST_ICOUNT;
+    vm->icount = vm->iperiod = spy_tick_next(vm->prof.v, counted, ST_ICOUNT);
   }
+  vm->ticks += counted;
+  if (vm->ticks < ST_ICOUNT && !vm->gc_pending && !vm->sigint) return;
+  vm->ticks = 0;
   if (vm->sigint) {
     stop(vm, 130);
     return;

@@ -11,6 +11,14 @@
 ** slices, SIGINT. May switch vm->cur or set vm->stopping. */
 void st_interrupt(VM *vm);
 
+/* Run the interrupt check's slow path at the next check, keeping count of
+** the checks made since the last (the profiler's tick paces itself by
+** them). */
+static inline void st_interrupt_soon(VM *vm) {
+  vm->iperiod -= vm->icount;
+  vm->icount = 0;
+}
+
 /* Scheduling and run-control primitives (CTL_* >= CTL_WAIT). args[0] is
 ** the receiver, na arguments follow, on the current process's stack whose
 ** state has been saved. On success the result replaces the receiver, the

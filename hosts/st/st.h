@@ -334,6 +334,7 @@ typedef struct VM {
   ** profiler trips them when a sample falls due (call.h). */
   uintptr_t flimit, fstop;
   int icount;            /* interrupt-check countdown */
+  int iperiod;           /* what icount was set to (st_interrupt) */
   int ticks;             /* checks since the last full interrupt check */
   int idle;              /* sleeping until a Delay fires */
   int gc_pending;

@@ -262,8 +262,11 @@ int st_prof_start(VM *vm, const spy_options *o) {
   pr->attached = 1;
   /* The send's room check and the return's bottom check are the poll
   ** points (hosts/st/call.h): the marking side trips their words. */
+  /* The interrupt check's countdown is the tick's (st_interrupt): a
+  ** primitive's end may run it out when a sample nears. */
   if ((rc = spy_trip_word(v, &vm->flimit, ST_TRIP_FLIMIT)) < 0 ||
-      (rc = spy_trip_word(v, &vm->fstop, ST_TRIP_FSTOP)) < 0) {
+      (rc = spy_trip_word(v, &vm->fstop, ST_TRIP_FSTOP)) < 0 ||
+      (rc = spy_tick_word(v, &vm->icount)) < 0) {
     st_prof_stop(vm, NULL);
     snprintf(vm->errbuf, sizeof vm->errbuf, "profiler: %s", spy_strerror(rc));
     return rc;
@@ -280,7 +283,7 @@ int st_prof_start(VM *vm, const spy_options *o) {
   ** interrupt check instead, as MessageTally's VM does, so that it shows
   ** what such a profiler shows. */
   pr->timer = o && o->mode == SPY_MODE_TIMER;
-  if (pr->timer) vm->icount = 0; /* interrupt checks poll from now on */
+  if (pr->timer) st_interrupt_soon(vm); /* interrupt checks poll from now on */
   /* Tell it which process runs now. */
   if (vm->cur) st_switch_to(vm, vm->cur, 1);
   return 0;

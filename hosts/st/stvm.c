@@ -51,7 +51,7 @@ stvm *stvm_new(int argc, char **argv) {
   if (posix_memalign((void **)&vm, 4096, sizeof(VM)) != 0) return NULL;
   memset(vm, 0, sizeof(VM));
   vm->exit_code = -1;
-  vm->icount = ST_ICOUNT;
+  vm->icount = vm->iperiod = ST_ICOUNT;
   vm->next_pid = 1;
   st_prof_init(vm);
   if (st_heap_init(vm) || st_syms_init(vm) || st_boot(vm)) {

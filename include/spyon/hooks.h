@@ -168,7 +168,8 @@ static inline void spy_stack_skip(spy_stack *s, uint64_t n) {
 **      every word's normal value back with spy_trip_store, save the frame
 **      state, call spy_poll_take), SPY_TRIP_RESTORE (nothing is due, the
 **      trip is stale: store the normal values back) or SPY_TRIP_WAIT (a
-**      mark is being made: leave the words tripped, so that the next check
+**      mark is being made, or spy_tick_next is watching for a deadline a
+**      few checks away: leave the words tripped, so that the next check
 **      takes it even if the marking thread is preempted between its
 **      stores);
 **   2. goes on with the check's own test against the normal value.
@@ -219,6 +220,17 @@ static inline void spy_trip_store(uintptr_t *word, uintptr_t value) {
 }
 #endif
 
+/* With spy_tick_next (below): register the countdown itself (the int
+** the interrupt check decrements; NULL unregisters). From v's thread after
+** spy_attach; it must stay valid until spy_detach, and live in memory the
+** interpreter reloads after calling a primitive (a field of the VM's
+** struct). A primitive's end that finds a deadline near may store 0 into
+** it, so that the next check ticks at once: no check ran inside the
+** primitive, and the countdown set before it may reach past the
+** deadline. Then `counted` at the next spy_tick_next is too large by the
+** checks cut off; the library knows how many. 0, or SPY_EINVAL. */
+SPY_API int spy_tick_word(spy_vm *v, int *countdown);
+
 /* ------------------------------------------------------------------------
 ** Out-of-line halves (exported, but call the inline hooks instead).
 ** --------------------------------------------------------------------- */
@@ -238,6 +250,7 @@ SPY_API void spy_gc_end_slow_(spy_vm *v);
 SPY_API void spy_region_begin_slow_(spy_vm *v, int region);
 SPY_API void spy_region_end_slow_(spy_vm *v);
 SPY_API void spy_tick_slow_(spy_vm *v);
+SPY_API int spy_tick_next_slow_(spy_vm *v, int counted, int most);
 
 /* ------------------------------------------------------------------------
 ** The hooks
@@ -353,19 +366,43 @@ static inline void spy_region_end(spy_vm *v) {
   if (SPY_UNLIKELY(spy_active_(v))) spy_region_end_slow_(v);
 }
 
-/* For SPY_MARKER_TICK (spy_options.marker): call from the interpreter's
-** periodic slow path (an interrupt-check countdown that runs every few
-** microseconds), before spy_poll there. While running, one call and one
-** clock read against the thread's next deadline, marking the sample due
-** when it has passed; the poll then takes it. Harmless with the other
-** markers. How often the host calls it bounds the rate it can reach and
-** adds to each sample's lag; inside a long primitive no tick runs, and the
+/* For SPY_MARKER_TICK (spy_options.marker), the simple form; prefer
+** spy_tick_next below where the countdown's length can change. Call from
+** the interpreter's periodic slow path (an interrupt-check countdown that
+** runs every few microseconds), before spy_poll there. While running,
+** one call and one clock read against the thread's next deadline,
+** marking the sample due when it has passed; the poll then takes it, so
+** a sample is only as precise as the ticks are frequent. Harmless with
+** the other markers. Inside a long primitive no tick runs, and the
 ** sampler thread marks the thread when it wakes to drain (every 10 ms).
 ** Unlike the other hooks, spy_tick is async-signal-safe (it only reads the
 ** clock and stores the mark, as the signal marker's handler does): a host
 ** may call it from its own timer signal's handler in the thread. */
 static inline void spy_tick(spy_vm *v) {
   if (SPY_UNLIKELY(spy_active_(v))) spy_tick_slow_(v);
+}
+
+/* The skid-free tick, for a host whose periodic slow path is a countdown
+** of checks it makes anyway (at activations and backward jumps): call it
+** there instead of spy_tick, with the number of checks counted since the
+** previous call, and set the countdown to what it returns -- at most
+** `most` (the host's own period), fewer when the next sample falls due
+** sooner. The ticks then land just before each deadline, and within a
+** few checks of it the library makes every hook (polls, tripped words,
+** brackets) read the clock until the deadline passes: the sample is
+** taken at the first hook after it, as the sampler thread's mark would
+** be, with no wake-up. Interpreter thread only (not from a signal
+** handler). With the other markers, or stopped, it returns `most`.
+**   if (--countdown < 0) {             (ran out after period + 1 checks)
+**     int n = spy_tick_next(v, period + 1, MOST);
+**     checks += period + 1;
+**     period = countdown = n;
+**     if (checks >= MOST) { checks = 0; ... the host's own periodic work }
+**   }
+** and register the countdown with spy_tick_word (above). */
+static inline int spy_tick_next(spy_vm *v, int counted, int most) {
+  return SPY_UNLIKELY(spy_active_(v)) ? spy_tick_next_slow_(v, counted, most)
+                                      : most;
 }
 
 #else /* SPY_DISABLE: every hook compiles to nothing. */
@@ -404,6 +441,9 @@ static inline void spy_gc_end(spy_vm *v) { (void)v; }
 static inline void spy_region_begin(spy_vm *v, int r) { (void)v; (void)r; }
 static inline void spy_region_end(spy_vm *v) { (void)v; }
 static inline void spy_tick(spy_vm *v) { (void)v; }
+static inline int spy_tick_next(spy_vm *v, int counted, int most) {
+  (void)v; (void)counted; return most;
+}
 
 #endif /* SPY_DISABLE */
 

@@ -300,16 +300,22 @@ void gt_process(gt_host *h, int idx, uint64_t pid, const char *name) {
 ** The program's vocabulary
 ** --------------------------------------------------------------------- */
 
-/* The host's periodic slow path (every tick_every polls) and its
-** brackets, for the tick marker. */
+/* The host's periodic slow path, for the tick marker: spy_tick every
+** tick_every polls (and at its brackets), or, with tick_every < 0, an
+** interrupt check's countdown set by spy_tick_next. */
 static inline void tick_poll(gt_host *h) {
-  if (h->tick_every && --h->tick_left <= 0) {
+  if (h->tick_every > 0 && --h->tick_left <= 0) {
     h->tick_left = h->tick_every;
     spy_tick(h->vm);
+  } else if (h->tick_every < 0 && --h->tick_left < 0) {
+    if (!h->tick_word) h->tick_word = spy_tick_word(h->vm, &h->tick_left) == 0;
+    int counted = h->tick_period + 1;
+    h->tick_left = h->tick_period =
+        spy_tick_next(h->vm, counted, -h->tick_every);
   }
 }
 static inline void tick_bracket(gt_host *h) {
-  if (h->tick_every) spy_tick(h->vm);
+  if (h->tick_every > 0) spy_tick(h->vm);
 }
 
 void gt_enter(gt_host *h, uint64_t key) {

@@ -139,8 +139,9 @@ typedef struct gt_host {
   int eager_names; /* 1: spy_name every defined key (default); 0: lazily */
   /* For SPY_MARKER_TICK: 0 (default) never calls spy_tick; N calls it at
   ** every Nth poll (a periodic slow path) and at every bracket (primitive,
-  ** GC, process switch), as a host using the tick marker must. */
-  int tick_every, tick_left;
+  ** GC, process switch); -N counts its polls down from what spy_tick_next
+  ** returns (at most N), as an interrupt check would. */
+  int tick_every, tick_left, tick_period, tick_word;
   /* 1: the truth (t_method, t_prim, ...) counts the thread's CPU time, not
   ** wall time (one clock_gettime system call per transition); set before
   ** gt_attach. For the CPU clock's tests. */
