@@ -66,7 +66,7 @@ static const cli_opt run_opts[] = {
    "10000000\n(default 1000); implies --native", cli_set_num,
    offsetof(cli_run_opts, native_us), 10, 1e7, NULL, 0, 0},
   {"--marker", NULL, "tick|thread|signal", "what marks samples due: the "
-   "interpreter's\ninterrupt checks, the sampler thread (default for .st),"
+   "interpreter's\ninterrupt checks (default for .st), the sampler thread,"
    "\nor a per-thread timer signal", cli_set_choice,
    offsetof(cli_run_opts, marker), 0, 0, "tick|thread|signal", 0, 0},
   {"--clock", NULL, "wall|cpu", "what a sample weighs: wall time (default) "
