@@ -343,9 +343,8 @@ int spy_detach(spy_vm *v) {
   pthread_mutex_lock(&p->lock);
   /* A stop made by another thread left this thread's last stretch to be
   ** charged here; a running profiler charges up to now. */
-  uint64_t fin = spyH_take_final(v);
-  if (fin) spyH_settle(v, fin);
-  else if (atomic_load(&p->running)) spyH_settle(v, spyH_now());
+  if (atomic_load(&p->running)) spyH_settle(v, spyH_now());
+  else spyH_settle_stops(v);
   spyH_quiet(v);
   spyS_drain_all(p);
   spyS_agg_name_missing(p->agg, &v->host);

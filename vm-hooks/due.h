@@ -16,12 +16,16 @@
 ** not only on x86). The inline fast path reads trap relaxed: it is only a
 ** hint to enter the slow path.
 **
-** Stopping from another thread uses the same channel: final_at is written
-** before the trap (release), and the thread charges up to it at its next
-** slow path. The thread stays `active` until then, so that every hook keeps
-** running its slow path and the open brackets stay exact across a stop
-** quickly followed by a restart; the thread turns itself quiet when it
-** settles (spyH_go_quiet), unless a new run has begun meanwhile.
+** Stopping from another thread uses the same channel: the stop (its time,
+** and the run it ends) is queued for the thread before the trap, and the
+** thread charges up to it at its next slow path. The thread stays
+** `active` until then, so that every hook keeps running its slow path and
+** the open brackets stay exact across a stop quickly followed by a
+** restart; the thread turns itself quiet when it settles (spyH_go_quiet),
+** unless a new run has begun meanwhile. Stops queue (SPYH_STOPS of them):
+** a thread that runs no hook across several stop/restart cycles (inside a
+** long primitive, or starved of CPU) charges each run's stretch up to its
+** own stop, in order.
 **
 ** A host may also register words of its own (spy_trip_word) that the
 ** marking side sets with every trap (spyH_raise), so that a check the host
@@ -38,8 +42,8 @@
 **
 ** Writers: spyH_mark and spyH_stop_remote (marking side / controlling
 ** thread), spyH_near and spyH_take_at (interpreter thread). Readers:
-** spyH_take, spyH_take_at, spyH_marked_upto, spyH_take_final (interpreter
-** thread). Nothing else touches trap, marked_upto or final_at.
+** spyH_take, spyH_take_at, spyH_marked_upto, spyH_take_stop (interpreter
+** thread). Nothing else touches trap, marked_upto or the stop queue.
 */
 #ifndef SPY_DUE_H
 #define SPY_DUE_H
@@ -90,13 +94,23 @@ static inline int spyH_marked(spy_vm *v) {
   return __atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED) == 1;
 }
 
-/* A stop made by a thread other than v's, ending the run (epoch, origin):
-** v charges up to `at` at its next slow path, then goes quiet. */
+/* A stop made by a thread other than v's (one controlling thread at a
+** time: the profiler's lock), ending the run (epoch, origin): v charges up
+** to `at` at its next slow path, then goes quiet. A single-producer ring:
+** the record first, then the write count (release). Full (the thread ran
+** no hook across SPYH_STOPS cycles), the stop is dropped: that run's
+** stretch goes uncharged, the later runs' are not lost. */
 static inline void spyH_stop_remote(spy_vm *v, uint64_t at, uint64_t epoch,
                                     uint64_t origin) {
-  atomic_store_explicit(&v->stop_epoch, epoch, memory_order_relaxed);
-  atomic_store_explicit(&v->stop_origin, origin, memory_order_relaxed);
-  atomic_store_explicit(&v->final_at, at, memory_order_relaxed);
+  uint64_t w = atomic_load_explicit(&v->stopq_w, memory_order_relaxed);
+  uint64_t r = atomic_load_explicit(&v->stopq_r, memory_order_acquire);
+  if (w - r < SPYH_STOPS) {
+    spyH_stop *s = &v->stopq[w % SPYH_STOPS];
+    atomic_store_explicit(&s->at, at, memory_order_relaxed);
+    atomic_store_explicit(&s->epoch, epoch, memory_order_relaxed);
+    atomic_store_explicit(&s->origin, origin, memory_order_relaxed);
+    atomic_store_explicit(&v->stopq_w, w + 1, memory_order_release);
+  }
   spyH_raise(v);
 }
 
@@ -180,10 +194,17 @@ static inline uint64_t spyH_marked_upto(spy_vm *v) {
   return atomic_load_explicit(&v->marked_upto, memory_order_acquire);
 }
 
-/* A pending remote stop's time, consumed; 0 if none. */
-static inline uint64_t spyH_take_final(spy_vm *v) {
-  if (!atomic_load_explicit(&v->final_at, memory_order_relaxed)) return 0;
-  return atomic_exchange_explicit(&v->final_at, 0, memory_order_acquire);
+/* The oldest pending remote stop, consumed: 1 with its record, or 0. */
+static inline int spyH_take_stop(spy_vm *v, uint64_t *at, uint64_t *epoch,
+                                 uint64_t *origin) {
+  uint64_t r = atomic_load_explicit(&v->stopq_r, memory_order_relaxed);
+  if (r == atomic_load_explicit(&v->stopq_w, memory_order_acquire)) return 0;
+  spyH_stop *s = &v->stopq[r % SPYH_STOPS];
+  *at = atomic_load_explicit(&s->at, memory_order_relaxed);
+  *epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
+  *origin = atomic_load_explicit(&s->origin, memory_order_relaxed);
+  atomic_store_explicit(&v->stopq_r, r + 1, memory_order_release);
+  return 1;
 }
 
 /* After settling a stop: turn quiet unless a run began after the one this

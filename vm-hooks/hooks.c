@@ -596,21 +596,22 @@ static inline void watch_end(spy_vm *v, uint64_t *now) {
   }
 }
 
-/* A stop made by another thread at `fin`: charge what ran until it, in
-** the run it ended (adopted first if this thread never ran a slow path in
-** it). Returns that run's epoch. */
-static uint64_t charge_stop(spy_vm *v, uint64_t fin) {
-  uint64_t e = ld(&v->stop_epoch);
-  if (e != v->epoch) adopt_run(v, e, ld(&v->stop_origin));
-  spyH_final(v, fin);
-  return e;
+uint64_t spyH_settle_stops(spy_vm *v) {
+  uint64_t at, e, origin, last = 0;
+  while (spyH_take_stop(v, &at, &e, &origin)) {
+    if (e != v->epoch) adopt_run(v, e, origin);
+    spyH_final(v, at);
+    last = e;
+  }
+  return last;
 }
 
-/* Settle a stop made by another thread, once, then turn quiet unless a new
+/* Settle the stops made by other threads, then turn quiet unless a new
 ** run has begun. */
 static inline void settle_stop(spy_vm *v) {
-  uint64_t fin = spyH_take_final(v);
-  if (fin && !spyH_go_quiet(v, charge_stop(v, fin))) v->tracking = 0;
+  if (ld(&v->stopq_r) == ld(&v->stopq_w)) return;
+  uint64_t e = spyH_settle_stops(v);
+  if (e && !spyH_go_quiet(v, e)) v->tracking = 0;
 }
 
 /* Entry to every slow path (never reached for the stopped stand-in, which
@@ -624,8 +625,7 @@ static inline int enter(spy_vm *v) {
 }
 
 void spyH_settle(spy_vm *v, uint64_t until) {
-  uint64_t fin = spyH_take_final(v); /* a stop made elsewhere comes first */
-  if (fin) charge_stop(v, fin);
+  spyH_settle_stops(v); /* stops made elsewhere come first */
   sync_epoch(v);
   spyH_final(v, until);
 }

@@ -149,6 +149,12 @@ typedef struct spyH_bracket {
   uint64_t size[4];  /* PRIM */
 } spyH_bracket;
 
+/* A stop made by another thread: when, and the run it ended. */
+#define SPYH_STOPS 8
+typedef struct spyH_stop {
+  atomic_uint_least64_t at, epoch, origin;
+} spyH_stop;
+
 /* A process switched out with brackets open (hooks.c). */
 typedef struct spyH_saved {
   uint64_t pid;      /* valid when n > 0 */
@@ -171,9 +177,10 @@ struct spy_vm {
   atomic_uint_least64_t deadline_pub; /* deadline, for the marking side */
   atomic_uint_least64_t marked_upto;  /* the marking side's clock when it
                                          last marked (vm-hooks/due.h) */
-  atomic_uint_least64_t final_at;     /* nonzero: charge up to this at the
-                                         next slow path (stopped elsewhere) */
-  atomic_uint_least64_t stop_epoch, stop_origin; /* the run final_at ends */
+  /* Stops made by other threads, to charge up to at the next slow path
+  ** (vm-hooks/due.h): a single-producer ring, counts written and read. */
+  spyH_stop stopq[SPYH_STOPS];
+  atomic_uint_least64_t stopq_w, stopq_r;
   atomic_uint_least64_t dropped, obs_dropped, nest_dropped;
   atomic_uint_least64_t hook_ticks;   /* time spent in slow paths */
   atomic_uint_least64_t full_walks, frames_walked;
@@ -267,6 +274,11 @@ SPY_INTERNAL void spyH_slot_free(spy_vm *v);
 /* Charge the time since the last sample up to `until` to the current state,
 ** as one final sample (spy_stop, spy_detach). Interpreter thread only. */
 SPY_INTERNAL void spyH_final(spy_vm *v, uint64_t until);
+
+/* Charge each stop made by another thread and not yet settled, up to it,
+** in the run it ended (adopted first if this thread never ran a slow path
+** in it). Returns the last one's epoch, 0 if none. Interpreter thread. */
+SPY_INTERNAL uint64_t spyH_settle_stops(spy_vm *v);
 
 /* The same from outside the hooks (spy_stop on the owning thread, or a
 ** stop made elsewhere): first adopt the current run's state if needed. */
