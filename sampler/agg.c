@@ -482,6 +482,7 @@ void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
       return;
     }
   }
+  r->offered++;
   uint32_t at;
   if (r->n < k) {
     at = r->n++;

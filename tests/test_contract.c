@@ -780,8 +780,21 @@ static void reservoir_threads(void) {
   size_t ones = 0;
   for (size_t i = 0; i < pp->nobs; i++) ones += pp->obs[i].size[0] == 1;
   double f = (double)ones / (double)pp->nobs;
-  fprintf(stderr, "size-1 share %.3f, %llu observations dropped\n", f,
+  fprintf(stderr, "size-1 share %.3f, %llu offered, %llu dropped\n", f,
+          (unsigned long long)pp->obs_offered,
           (unsigned long long)pr->obs_dropped);
+  T_ASSERT(pp->obs_offered + pr->obs_dropped <= 40000);
+  T_ASSERT(pp->obs_offered >= 4096);
+  /* A sampler starved of CPU (a loaded machine, sanitizers) lets the
+  ** observation ring overflow while the first thread offers every call:
+  ** the calls dropped then are that thread's, and the sample is no longer
+  ** uniform (the report counts them). Nothing to judge then. */
+  unsigned long long dropped = (unsigned long long)pr->obs_dropped;
+  if (dropped) {
+    spy_profile_free(pr);
+    T_EQ_INT(spy_profiler_free(p), 0);
+    T_SKIP("%llu observations dropped: the sampler was starved", dropped);
+  }
   T_NEAR(f, 0.5, 4 * sqrt(0.25 / 4096));
   spy_profile_free(pr);
   T_EQ_INT(spy_profiler_free(p), 0);
