@@ -574,17 +574,19 @@ static inline int trap_set(spy_vm *v) {
   return SPY_UNLIKELY(__atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED) != 0);
 }
 
-/* With the tick marker, the end of a primitive's or GC's own part (its end,
-** a callback's begin) is where a deadline that passed inside it shows: no
-** check of the host's runs there, and it may have begun before the
-** thread went near. One clock read against the deadline (in the
-** program's time, vm-hooks/due.h); the hook's take then charges it. If
+/* For a host that ticks with spy_tick_next, the end of a primitive's or
+** GC's own part (its end, a callback's begin) is where a deadline that
+** passed inside it shows: no check of the host's runs there, and it may
+** have begun before the thread went near. One clock read against the
+** deadline (in the program's time, vm-hooks/due.h); the hook's take then
+** charges it. (A host that marks otherwise, as the Lua host from its
+** timer signal with spy_tick, marks inside the primitive itself.) If
 ** the deadline is still ahead, the host's countdown was planned without
 ** the time the primitive took, and its next tick could come after the
 ** deadline: when the checks it still counts might reach that far, run
 ** it out (spy_tick_word), so that the next check ticks and plans anew. */
 static inline void watch_end(spy_vm *v, uint64_t *now) {
-  if (!v->cfg->tick_marker || trap_set(v)) return;
+  if (!v->tick_at || trap_set(v)) return; /* a spy_tick_next host's */
   uint64_t t = clock_once(now) - v->tick_debt;
   uint64_t d = ld(&v->deadline_pub);
   if (t >= d) {
