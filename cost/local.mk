@@ -48,10 +48,14 @@ cost/fuzz_expr: $(top_srcdir)/cost/fuzz_expr.c $(cost_fuzz_lib) \
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AM_CPPFLAGS) $(GSL_CFLAGS) -o $@ \
 		$(top_srcdir)/cost/fuzz_expr.c $(top_srcdir)/cost/expr.c \
 		$(top_srcdir)/cost/util.c $(GSL_LIBS) -lm
+# fuzz_fit without comparison tracing: in the solvers' floating-point
+# loops it took half the time (the CSV parser, where tracing finds magic
+# values, has fuzz_csv); edge coverage stays. 1.9x the inputs a second.
 cost/fuzz_fit: $(top_srcdir)/cost/fuzz_fit.c $(cost_fuzz_lib) \
 		$(cost_fuzz_headers)
 	@$(MKDIR_P) cost
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(AM_CPPFLAGS) $(GSL_CFLAGS) -o $@ \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fno-sanitize-coverage=trace-cmp \
+		$(AM_CPPFLAGS) $(GSL_CFLAGS) -o $@ \
 		$(top_srcdir)/cost/fuzz_fit.c $(cost_fuzz_lib) $(GSL_LIBS) -lm \
 		$(PTHREAD_LIBS)
 CLEANFILES += cost/fuzz_csv cost/fuzz_expr cost/fuzz_fit
