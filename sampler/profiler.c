@@ -420,6 +420,9 @@ int spy_start(spy_profiler *p) {
   for (spyS_thread *t = p->threads; t; t = t->next) {
     spy_vm *v = t->vm;
     atomic_store_explicit(&v->deadline_pub, 0, RELAXED);
+    /* A note at the start, for the steps that begin before the first
+    ** drain (vm-hooks/cpuclock.h; under the lock, as the drains'). */
+    spyH_cpuhist_note(v, now, spyH_cpu_ticks_thread(v->thread));
     spyH_set_active(v, 1);
     spyH_marker_arm(v->marker, now, p->cfg.interval);
     if (p->cfg.native) spyH_native_arm(v, p->opt.native_interval_ns);

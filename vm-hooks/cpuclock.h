@@ -68,15 +68,48 @@ static inline uint64_t spyH_cpu_weight(spy_vm *v, uint64_t w) {
 ** were not overwritten meanwhile.
 ** --------------------------------------------------------------------- */
 
+/* The history has two levels of SPYH_HIST notes: every note (the last
+** 30-60 ms with the thread marker's millisecond drains), and every
+** SPYH_HIST_STRIDE-th note (the last second or more), so that a step of
+** any length finds a note before it no farther than a quarter of it. */
+
 /* The sampler's half: note that thread v had used `cpu` ticks of CPU at
 ** wall time `wall`. */
 static inline void spyH_cpuhist_note(spy_vm *v, uint64_t wall, uint64_t cpu) {
   uint64_t n = atomic_load_explicit(&v->hist_n, memory_order_relaxed);
-  atomic_store_explicit(&v->hist_cpu[n % SPYH_HIST], cpu,
-                        memory_order_relaxed);
-  atomic_store_explicit(&v->hist_wall[n % SPYH_HIST], wall,
-                        memory_order_relaxed);
+  for (int level = 0; level < 2; level++) {
+    uint64_t k = level ? n / SPYH_HIST_STRIDE : n;
+    if (level && n % SPYH_HIST_STRIDE) break;
+    atomic_store_explicit(&v->hist_cpu[level][k % SPYH_HIST], cpu,
+                          memory_order_relaxed);
+    atomic_store_explicit(&v->hist_wall[level][k % SPYH_HIST], wall,
+                          memory_order_relaxed);
+  }
   atomic_store_explicit(&v->hist_n, n + 1, memory_order_release);
+}
+
+/* The thread's half, one level: the latest note at or before t0 (its wall
+** time and CPU), 1 if found and not overwritten while read. */
+static inline int spyH_cpuhist_find_(spy_vm *v, int level, uint64_t t0,
+                                     uint64_t *wall, uint64_t *cpu) {
+  uint64_t stride = level ? SPYH_HIST_STRIDE : 1;
+  uint64_t n = atomic_load_explicit(&v->hist_n, memory_order_acquire);
+  uint64_t m = (n + stride - 1) / stride; /* notes at this level */
+  uint64_t lo = m > SPYH_HIST ? m - SPYH_HIST : 0;
+  for (uint64_t k = m; k-- > lo;) {
+    /* Acquire loads: the count read after them cannot be read first
+    ** (no fence: TSan does not support them). */
+    *wall = atomic_load_explicit(&v->hist_wall[level][k % SPYH_HIST],
+                                 memory_order_acquire);
+    if (*wall <= t0) {
+      *cpu = atomic_load_explicit(&v->hist_cpu[level][k % SPYH_HIST],
+                                  memory_order_acquire);
+      /* Still the note read (not overwritten by a later one)? */
+      return atomic_load_explicit(&v->hist_n, memory_order_relaxed) <=
+             (k + SPYH_HIST) * stride;
+    }
+  }
+  return 0;
 }
 
 /* The thread's half: the percentage of [t0, now] it spent on the CPU,
@@ -86,24 +119,11 @@ static inline void spyH_cpuhist_note(spy_vm *v, uint64_t wall, uint64_t cpu) {
 static inline unsigned spyH_cpuhist_pct(spy_vm *v, uint64_t t0,
                                         uint64_t now) {
   if (now <= t0) return SPYH_CPU_UNKNOWN;
-  uint64_t n = atomic_load_explicit(&v->hist_n, memory_order_acquire);
-  uint64_t lo = n > SPYH_HIST ? n - SPYH_HIST : 0, wall = 0, cpu = 0;
-  int found = 0;
-  for (uint64_t k = n; k-- > lo;) {
-    /* Acquire loads: the count read after them cannot be read first
-    ** (no fence: TSan does not support them). */
-    wall = atomic_load_explicit(&v->hist_wall[k % SPYH_HIST],
-                                memory_order_acquire);
-    if (wall <= t0) {
-      cpu = atomic_load_explicit(&v->hist_cpu[k % SPYH_HIST],
-                                 memory_order_acquire);
-      /* Still the note read (not overwritten by a later one)? */
-      found = atomic_load_explicit(&v->hist_n, memory_order_relaxed) <=
-              k + SPYH_HIST;
-      break;
-    }
-  }
-  if (!found || !cpu || (t0 - wall) * 4 > now - t0) return SPYH_CPU_UNKNOWN;
+  uint64_t wall = 0, cpu = 0;
+  if (!spyH_cpuhist_find_(v, 0, t0, &wall, &cpu) &&
+      !spyH_cpuhist_find_(v, 1, t0, &wall, &cpu))
+    return SPYH_CPU_UNKNOWN;
+  if (!cpu || (t0 - wall) * 4 > now - t0) return SPYH_CPU_UNKNOWN;
   uint64_t cpu_now = spyH_cpu_ticks(), at_t0 = cpu + (t0 - wall);
   uint64_t on = cpu_now > at_t0 ? cpu_now - at_t0 : 0;
   return on >= now - t0 ? 100 : (unsigned)(on * 100 / (now - t0));

@@ -76,7 +76,8 @@ typedef struct spyH_place {
 ** sampler keeps the previous one. */
 /* CPU-time notes kept per thread (vm-hooks/cpuclock.h), and a step's
 ** on-CPU share when it was not measured. */
-#define SPYH_HIST 16
+#define SPYH_HIST 32      /* notes kept, at each level (cpuclock.h) */
+#define SPYH_HIST_STRIDE 32 /* every 32nd note goes to the coarse level */
 #define SPYH_CPU_UNKNOWN 255
 
 typedef struct spyH_sample {
@@ -207,7 +208,8 @@ struct spy_vm {
                                        the run's start (or its attach) */
   /* The thread's CPU time noted by the sampler at its drains, for telling
   ** long steps spent descheduled (vm-hooks/cpuclock.h, both halves). */
-  atomic_uint_least64_t hist_wall[SPYH_HIST], hist_cpu[SPYH_HIST], hist_n;
+  atomic_uint_least64_t hist_wall[2][SPYH_HIST], hist_cpu[2][SPYH_HIST];
+  atomic_uint_least64_t hist_n;
   atomic_uint_least64_t gc_count, gc_ticks, gc_max;
 
   /* Interpreter thread only. */
