@@ -238,7 +238,7 @@ static double child_tallies(const J *node, const char *name) {
 ** jumps, as before issue 9) a sample that fell due in long was taken at
 ** the next activation, in trivial, or at the loop's jump, in run:: long
 ** got about a third, trivial another third.
-** Tolerance 2 pp (4 under TSan), from: sampling noise (>= 1000 samples
+** Tolerance 2 pp, from: sampling noise (>= 1000 samples
 ** in run: even at the 2-4 kHz a loaded machine achieves; binomial sd of a
 ** 99.6 % share < 0.2 pp); the cost of the two sends and returns, split
 ** between run: and its callees (the truth's trivial + loop parts, under
@@ -250,7 +250,12 @@ static double child_tallies(const J *node, const char *name) {
 static void t_skid_free(void) {
   char *out;
   stage("tests/st", "skid.st");
-  J *doc = spyon_json("", "skid.st 200000", 0, &out);
+  /* Under TSan the hooks' instrumented code is many times slower than
+  ** the interpreter's, and the tick marker's estimate of what its near
+  ** visits cost the host goes wrong (94.8 % for a truth of 99.3 % in a
+  ** CI run): the sampler thread marks there, which tests the same polls. */
+  J *doc = spyon_json(T_TSAN ? "--marker thread" : "", "skid.st 200000", 0,
+                      &out);
   double tl, tt, te;
   const char *tr = strstr(out, "truth ");
   T_ASSERT(tr && sscanf(tr, "truth %lf %lf %lf", &tl, &tt, &te) == 3);
@@ -266,11 +271,7 @@ static void t_skid_free(void) {
   T_ASSERT(jnum(run, "tallies") >= 200);
   double lon = child_self(run, "Skid>>long") / total;
   double tri = child_self(run, "Skid>>trivial") / total;
-  /* Under TSan each hook the tick marker's near state visits costs ~10x
-  ** more, and the host's part of it, which the library cannot time,
-  ** grows with it: 4 pp there. */
-  double tol = T_TSAN ? 0.04 : 0.02;
-  if (fabs(lon - tl / sum) > tol || tri > tt / sum + tol)
+  if (fabs(lon - tl / sum) > 0.02 || tri > tt / sum + 0.02)
     T_FAIL("under Skid>>run:: long %.2f %% (truth %.2f %%), trivial %.2f %% "
            "(truth %.2f %%)", lon * 100, tl / sum * 100, tri * 100,
            tt / sum * 100);
