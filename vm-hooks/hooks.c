@@ -38,6 +38,7 @@
 #include "vm-hooks/cpuclock.h"
 #include "vm-hooks/due.h"
 #include "vm-hooks/slot.h"
+#include "vm-hooks/walk.h"
 
 #include <spyon/profile.h>
 
@@ -104,69 +105,6 @@ static inline void changed(spy_vm *v) {
 }
 
 /* ------------------------------------------------------------------------
-** The walk
-** --------------------------------------------------------------------- */
-
-/* Call the host's walker and leave the whole stack's keys where keys_at()
-** finds them; returns the depth. With a stack copy (spy_options.stack_copy)
-** a walker that says spy_stack_unchanged(n) costs only the frames pushed
-** before it: the n root-most keys come from the copy of the previous walk,
-** which is then updated in place. A full walk that fits refreshes the copy;
-** one that does not (or that skipped frames) leaves the keys in walk_buf
-** (by position, then a ring of the root-most) and invalidates the copy. */
-static uint64_t walk(spy_vm *v) {
-  const spyH_cfg *c = v->cfg;
-  spy_stack s;
-  int inc = v->copy && v->copy_ok && v->copy_pid == v->pid;
-  for (;;) {
-    s = (spy_stack){.keys_ = v->walk_buf,
-                    .direct_ = v->copy ? v->copy_cap : c->leaf_cap,
-                    .ring_ = c->root_cap,
-                    .leaf_cap_ = c->leaf_cap,
-                    .root_cap_ = c->root_cap,
-                    .incremental_ = inc};
-    v->host.walk(v->host.ud, &s);
-    if (!s.unchanged_) break;
-    if (inc && s.unchanged_ <= v->copy_n &&
-        s.pushed_ + s.unchanged_ <= v->copy_cap)
-      break;
-    if (!inc) { /* a walker that ignores spy_stack_incremental() */
-      s.unchanged_ = 0;
-      break;
-    }
-    inc = 0; /* not honourable: walk again, in full */
-  }
-  add(&v->frames_walked, s.pushed_);
-  uint64_t p = s.pushed_;
-  if (s.unchanged_) { /* the copy keeps its root part; append the new top */
-    uint64_t n = s.unchanged_;
-    for (uint64_t j = 0; j < p; j++) v->copy[n + j] = v->walk_buf[p - 1 - j];
-    v->copy_n = n + p;
-    return v->copy_n;
-  }
-  add(&v->full_walks, 1);
-  uint64_t d = s.depth_;
-  if (v->copy && p == d && d <= v->copy_cap) {
-    for (uint64_t j = 0; j < d; j++) v->copy[j] = v->walk_buf[d - 1 - j];
-    v->copy_n = d;
-    v->copy_ok = 1;
-    v->copy_pid = v->pid;
-  } else {
-    v->copy_ok = 0;
-  }
-  return d;
-}
-
-/* The key of the frame at position i from the top (0: innermost) of the
-** stack the last walk() saw, of depth d. */
-static inline uint64_t key_at(const spy_vm *v, uint64_t d, uint64_t i) {
-  if (v->copy && v->copy_ok && v->copy_pid == v->pid) return v->copy[d - 1 - i];
-  uint64_t direct = v->copy ? v->copy_cap : v->cfg->leaf_cap;
-  if (i < direct) return v->walk_buf[i];
-  return v->walk_buf[direct + (i - direct) % v->cfg->root_cap];
-}
-
-/* ------------------------------------------------------------------------
 ** Records
 ** --------------------------------------------------------------------- */
 
@@ -207,15 +145,15 @@ static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
                  uint8_t kind, unsigned nsizes, const uint64_t *size,
                  unsigned cpu_pct) {
   const spyH_cfg *c = v->cfg;
-  uint64_t depth = walk(v);
+  uint64_t depth = spyH_walk(v);
   uint32_t nleaf = depth < c->leaf_cap ? (uint32_t)depth : c->leaf_cap;
   uint64_t beyond = depth - nleaf;
   uint32_t nroot = beyond < c->root_cap ? (uint32_t)beyond : c->root_cap;
   uint32_t n = nleaf + nroot;
   uint64_t *cur = v->cur_keys;
-  for (uint32_t i = 0; i < nleaf; i++) cur[i] = key_at(v, depth, i);
+  for (uint32_t i = 0; i < nleaf; i++) cur[i] = spyH_key_at(v, depth, i);
   for (uint32_t j = 0; j < nroot; j++)
-    cur[nleaf + j] = key_at(v, depth, depth - nroot + j);
+    cur[nleaf + j] = spyH_key_at(v, depth, depth - nroot + j);
   spyH_place m[SPY_NEST_MAX];
   uint32_t nm = marks(v, depth, m);
   /* A sample sends only what differs from the thread's previous one at
@@ -778,7 +716,7 @@ void spy_callback_begin_slow_(spy_vm *v) {
     if (b->kind == SPYH_B_REGION) continue;
     if (!own_b) own_b = b;
     if (b->depth != SPYH_DEPTH_UNKNOWN) continue;
-    uint64_t d = walk(v);
+    uint64_t d = spyH_walk(v);
     for (uint32_t j = i + 1; j-- > 0;) {
       if (v->b[j].kind == SPYH_B_CALLBACK) break;
       if (v->b[j].depth == SPYH_DEPTH_UNKNOWN) v->b[j].depth = d;
@@ -850,40 +788,6 @@ void spy_process_switch_slow_(spy_vm *v, uint64_t pid) {
   add(&v->hook_ticks, spyH_now() - t0);
 }
 
-/* ------------------------------------------------------------------------
-** Trip words (spy_trip_word in <spyon/hooks.h>; the marking side's half is
-** spyH_raise in vm-hooks/due.h)
-** --------------------------------------------------------------------- */
-
-int spy_trip_word(spy_vm *v, uintptr_t *word, uintptr_t trip) {
-  if (!v || !word || spyH_is_stopped_vm(v)) return SPY_EINVAL;
-  unsigned n = atomic_load_explicit(&v->trip_n, memory_order_relaxed);
-  if (n >= SPY_TRIP_MAX) return SPY_EFULL;
-  v->trip_word[n] = word;
-  v->trip_value[n] = trip;
-  atomic_store_explicit(&v->trip_n, n + 1, memory_order_release);
-  if (__atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST))
-    spy_trip_store(word, trip); /* a mark is pending */
-  return 0;
-}
-
-int spy_trip_state(spy_vm *v) {
-  int t = __atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST);
-  if (t == SPYH_NEAR) /* the take reads the clock again: it only advances */
-    return spyH_near_due(v, spyH_now()) ? SPY_TRIP_TAKE : SPY_TRIP_WAIT;
-  if (t) return SPY_TRIP_TAKE;
-  if (atomic_load_explicit(&v->trip_marking, memory_order_seq_cst))
-    return SPY_TRIP_WAIT;
-  return SPY_TRIP_RESTORE;
-}
-
-int spy_trip_rearm(spy_vm *v) {
-  if (!__atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST)) return 0;
-  if (spyH_is_stopped_vm(v)) return 1;
-  spyH_trip_words(v, atomic_load_explicit(&v->trip_n, memory_order_relaxed));
-  return 1;
-}
-
 void spy_process_end(spy_vm *v, uint64_t pid) {
   if (!v || spyH_is_stopped_vm(v)) return;
   spyH_saved *s = find_saved(v, pid);
@@ -920,7 +824,7 @@ void spy_region_begin_slow_(spy_vm *v, int region) {
   uint64_t t0 = spyH_now();
   if (!enter(v)) return;
   take_due(v, t0, 0);
-  uint64_t depth = v->nest < SPY_NEST_MAX ? walk(v) : 0;
+  uint64_t depth = v->nest < SPY_NEST_MAX ? spyH_walk(v) : 0;
   uint64_t t1 = spyH_now();
   spyH_bracket *b = open_bracket(v, SPYH_B_REGION, t1);
   if (b) {

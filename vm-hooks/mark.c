@@ -1,5 +1,6 @@
 /*
-** vm-hooks/mark.c: the markers (see vm-hooks/mark.h) and spy_tick.
+** vm-hooks/mark.c: the markers (see vm-hooks/mark.h), spy_tick and
+** spy_tick_next, and the host's side of the trip words.
 **
 ** Signal safety. The handler reads only its thread's bound slot (a
 ** thread-local with the initial-exec model, as in native.c, so a stale
@@ -233,4 +234,38 @@ int spy_tick_next_slow_(spy_vm *v, int counted, int most) {
   int n = tick_next(v, counted, most, now);
   spyH_debt_add(v, now);
   return n;
+}
+
+/* ------------------------------------------------------------------------
+** Trip words (spy_trip_word in <spyon/hooks.h>; the marking side's half is
+** spyH_raise in vm-hooks/due.h)
+** --------------------------------------------------------------------- */
+
+int spy_trip_word(spy_vm *v, uintptr_t *word, uintptr_t trip) {
+  if (!v || !word || spyH_is_stopped_vm(v)) return SPY_EINVAL;
+  unsigned n = atomic_load_explicit(&v->trip_n, memory_order_relaxed);
+  if (n >= SPY_TRIP_MAX) return SPY_EFULL;
+  v->trip_word[n] = word;
+  v->trip_value[n] = trip;
+  atomic_store_explicit(&v->trip_n, n + 1, memory_order_release);
+  if (__atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST))
+    spy_trip_store(word, trip); /* a mark is pending */
+  return 0;
+}
+
+int spy_trip_state(spy_vm *v) {
+  int t = __atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST);
+  if (t == SPYH_NEAR) /* the take reads the clock again: it only advances */
+    return spyH_near_due(v, spyH_now()) ? SPY_TRIP_TAKE : SPY_TRIP_WAIT;
+  if (t) return SPY_TRIP_TAKE;
+  if (atomic_load_explicit(&v->trip_marking, memory_order_seq_cst))
+    return SPY_TRIP_WAIT;
+  return SPY_TRIP_RESTORE;
+}
+
+int spy_trip_rearm(spy_vm *v) {
+  if (!__atomic_load_n(&v->hot.trap_, __ATOMIC_SEQ_CST)) return 0;
+  if (spyH_is_stopped_vm(v)) return 1;
+  spyH_trip_words(v, atomic_load_explicit(&v->trip_n, memory_order_relaxed));
+  return 1;
 }
