@@ -311,10 +311,26 @@ SPY_INTERNAL int spyR_tree_reveal(spyR_tree *t, uint32_t n);
 /* Find a child of the root whose frame is `frame` (SPY_NONE if none). */
 SPY_INTERNAL uint32_t spyR_tree_find_top(spyR_tree *t, uint32_t frame);
 
-/* Search: set the query (case-insensitive substring of the label; NULL or
-** "" clears it) and collect every visible-under-threshold node below the
-** top whose label matches, in pre-order (reading order with everything
-** expanded). Returns the number of matches or SPY_ENOMEM; past
+/* What spyR_tree_walk does at a node: 1 to go into its children, 0 not
+** to, or a negative SPY_E* code to stop the walk. */
+typedef int (*spyR_visit_fn)(spyR_tree *t, uint32_t c, void *ud);
+
+/* The walk every pass below a node goes through (report/tree.c): the
+** children of `from` whose total is at least `min` (0: all), in order,
+** depth first and without recursion, each handed to visit; the children
+** of a node are made known before the walk goes into them. 0 or a
+** negative code. */
+SPY_INTERNAL int spyR_tree_walk(spyR_tree *t, uint32_t from, double min,
+                                spyR_visit_fn visit, void *ud);
+
+/* Each frame's label tested once for the query (kept for this query and
+** profile; the build calls it). 0 or SPY_ENOMEM. */
+SPY_INTERNAL int spyR_tree_hits(spyR_tree *t);
+
+/* Search (report/tsearch.c): set the query (case-insensitive substring of
+** the label; NULL or "" clears it) and collect every
+** visible-under-threshold node below the top whose label matches, in
+** pre-order (reading order with everything expanded). Returns the number of matches or SPY_ENOMEM; past
 ** t->search_budget nodes, 1 if there is a match at all (0 if not) with
 ** the list left stale. */
 SPY_INTERNAL int spyR_tree_search(spyR_tree *t, const char *query);
