@@ -5,7 +5,7 @@
 # protobuf-c and zlib;
 # report/profile.pb-c.[ch] are generated from report/profile.proto by
 # protoc-c into the build tree.
-libspyon_tools_core_la_SOURCES += report/tree.c report/tree.h report/tsearch.c \
+libspyon_tools_core_la_SOURCES += report/tree.c report/tree.h report/trows.c report/tsearch.c \
 	report/tview.c report/tview.h \
 	report/format.c report/format.h \
 	report/walk.c report/walk.h report/text.c report/json.c report/export.c \

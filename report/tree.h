@@ -323,6 +323,17 @@ typedef int (*spyR_visit_fn)(spyR_tree *t, uint32_t c, void *ud);
 SPY_INTERNAL int spyR_tree_walk(spyR_tree *t, uint32_t from, double min,
                                 spyR_visit_fn visit, void *ud);
 
+/* Between the tree's parts (report/tree.c, trows.c, tsearch.c). */
+/* The newest `+`/`-` mark that covers node x (SPY_NONE: none). */
+SPY_INTERNAL uint32_t spyR_tree_cover(spyR_tree *t, uint32_t x);
+/* The rows' memoized counts (report/trows.c): forget n's and its
+** ancestors' (its expansion or a descendant's changed); forget every
+** count (E, C, T, a rebuild); after the rows changed, put the cursor on
+** its node, the nearest ancestor still shown, or the first row. */
+SPY_INTERNAL void spyR_tree_forget_rows(spyR_tree *t, uint32_t n);
+SPY_INTERNAL void spyR_tree_rows_epoch(spyR_tree *t);
+SPY_INTERNAL void spyR_tree_keep_cursor(spyR_tree *t);
+
 /* Each frame's label tested once for the query (kept for this query and
 ** profile; the build calls it). 0 or SPY_ENOMEM. */
 SPY_INTERNAL int spyR_tree_hits(spyR_tree *t);
@@ -330,9 +341,9 @@ SPY_INTERNAL int spyR_tree_hits(spyR_tree *t);
 /* Search (report/tsearch.c): set the query (case-insensitive substring of
 ** the label; NULL or "" clears it) and collect every
 ** visible-under-threshold node below the top whose label matches, in
-** pre-order (reading order with everything expanded). Returns the number of matches or SPY_ENOMEM; past
-** t->search_budget nodes, 1 if there is a match at all (0 if not) with
-** the list left stale. */
+** pre-order (reading order with everything expanded). Returns the number
+** of matches or SPY_ENOMEM; past t->search_budget nodes, 1 if there is a
+** match at all (0 if not) with the list left stale. */
 SPY_INTERNAL int spyR_tree_search(spyR_tree *t, const char *query);
 /* The next (dir > 0) or previous match after the cursor's node in
 ** pre-order, wrapping; SPY_NONE when there are no matches. Makes the
