@@ -3,7 +3,8 @@
 # script.lua) and the test runner.
 noinst_LTLIBRARIES += hosts/lua/libluahost.la
 hosts_lua_libluahost_la_SOURCES = hosts/lua/lspy.h hosts/lua/lspy_int.h \
-	hosts/lua/lspy.c hosts/lua/lspylib.c hosts/lua/lrun.c
+	hosts/lua/lspy.c hosts/lua/lwalk.c hosts/lua/lspylib.c \
+	hosts/lua/lrun.c
 hosts_lua_libluahost_la_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
 hosts_lua_libluahost_la_LIBADD = -lrt
 

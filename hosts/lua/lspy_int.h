@@ -144,6 +144,29 @@ static inline void lspyC_callback_end(lspy *s) {
     spy_callback_end(s->v);
   }
 }
+/* The head of Lua 5.4's CallInfo (lstate.h): two stack pointers, then the
+** links. lua_getstack returns a node in lua_Debug.i_ci; the layout is
+** checked against lua_getstack when the host is made (lspyC_check_ci),
+** and the walker falls back to lua_getstack when it does not match. */
+typedef struct ci_head {
+  void *func, *top;
+  struct ci_head *previous, *next;
+} ci_head;
+
+#define CI_SIZE 64 /* sizeof(CallInfo), 5.4 on LP64: lspyC_check_ci checks */
+
+/* Frame keys (lspy.c): the key of the Lua frame *ar describes
+** (lua_getinfo "S" done); can_name: queue its name now. */
+uint64_t lspyC_fn_key(lspy *s, lua_State *L, lua_Debug *ar, int can_name);
+/* The stack walk (lwalk.c): the walker, the CallInfo layout check made
+** when the host is made, the deep-walk memo's reset and growth, and the
+** key of the function at stack index idx. */
+void lspyC_walk(void *ud, spy_stack *st);
+int lspyC_check_ci(lua_State *L);
+void lspyC_map_clear(lspy *s);
+/* The allocator freed the block p of osize bytes: a CallInfo node the
+** deep walk knows is forgotten. */
+void lspyC_freed(lspy *s, void *p, size_t osize);
 void lspyC_map_grow(lspy *s);
 uint64_t lspyC_key_of(lspy *s, lua_State *L, int idx);
 void lspyC_exiting(lspy *s, int status);
