@@ -449,6 +449,7 @@ static void adopt_run(spy_vm *v, uint64_t epoch, uint64_t origin) {
   v->last = origin > v->attached_at ? origin : v->attached_at;
   v->deadline = origin + ((v->last - origin) / c->interval + 1) * c->interval;
   v->tick_debt = 0;
+  v->tick_backlog = 0;
   st(&v->deadline_pub, v->deadline);
   if (!v->tracking) forget_brackets(v);
   v->tracking = 1;
@@ -475,6 +476,11 @@ static uint64_t due(spy_vm *v, uint64_t now) {
   uint64_t iv = v->cfg->interval;
   uint64_t grid = v->deadline + (now - v->deadline) / iv * iv;
   uint64_t w = grid - v->last;
+  if (v->tick_backlog) { /* skipped grid time (mark.c): an interval each */
+    uint64_t b = v->tick_backlog < iv ? v->tick_backlog : iv;
+    w += b;
+    v->tick_backlog -= b;
+  }
   v->last = grid;
   v->deadline = grid + iv;
   v->tick_debt = 0;
@@ -572,7 +578,8 @@ void spyH_settle(spy_vm *v, uint64_t until) {
 
 void spyH_final(spy_vm *v, uint64_t until) {
   if (v->epoch == 0 || until <= v->last) return;
-  uint64_t w = until - v->last;
+  uint64_t w = until - v->last + v->tick_backlog;
+  v->tick_backlog = 0;
   v->last = until;
   v->deadline = until + v->cfg->interval;
   emit_sample(v, w);

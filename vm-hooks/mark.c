@@ -158,14 +158,16 @@ void spy_tick_slow_(spy_vm *v) {
 ** lead is at least SPYH_LEAD_CHECKS checks at the pace. A tick aimed at a
 ** few checks that still came after the deadline found checks farther
 ** apart than lead (a method or primitive that runs long without a
-** check): lead grows by how late the tick was, up to a quarter interval,
+** check): lead grows by how late the tick was, up to an interval,
 ** and each near state started wears 1/16 of it off again. A deadline that
 ** passes before the thread went near (the pace misjudged, a long gap, the
 ** virtual machine's 10-50 us stalls, which come ~900 times a second on
 ** this project's KVM guests) is skipped rather than taken at the next
-** poll: that poll follows a check, a place the profile must not favour;
-** the next sample weighs the skipped grid points too, so no time is lost
-** and it is charged where an unbiased sample falls. */
+** poll: that poll follows a check, a place the profile must not favour.
+** No time is lost: the skipped grid time goes to a backlog that the next
+** samples take one interval each (hooks.c, due), charged where unbiased
+** samples fall -- spread, so that a stall of 40 intervals is not one
+** sample's lottery. */
 #define SPYH_LEAD_CHECKS 8
 static uint64_t checks_for(uint64_t pace, uint64_t ticks) {
   return pace ? (ticks << 8) / pace : (uint64_t)-1;
@@ -188,17 +190,20 @@ static int tick_next(spy_vm *v, int counted, int most, uint64_t now) {
   v->tick_pace = v->tick_checks ? (v->tick_time << 8) / v->tick_checks : 0;
   uint64_t least = (v->tick_pace * SPYH_LEAD_CHECKS) >> 8;
   if (v->tick_lead < least) v->tick_lead = least;
-  if (v->tick_lead > iv / 4) v->tick_lead = iv / 4;
+  if (v->tick_lead > iv) v->tick_lead = iv;
   /* Against the deadline: the clock less this sample's debt. */
   uint64_t t = now - v->tick_debt;
   uint64_t d = atomic_load_explicit(&v->deadline_pub, RELAXED);
   int trap = __atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED);
-  if (d && d <= t && trap == 0) { /* passed unwatched: skip it */
+  if (d && d <= t && trap == 0 && d > v->last) { /* passed unwatched */
     if (counted <= 4) {
       uint64_t lead = v->tick_lead + (t - d);
-      v->tick_lead = lead < iv / 4 ? lead : iv / 4;
+      v->tick_lead = lead < iv ? lead : iv;
     }
-    d += ((t - d) / iv + 1) * iv;
+    uint64_t g = d + (t - d) / iv * iv; /* the last grid point passed */
+    v->tick_backlog += g - v->last;
+    v->last = g;
+    d = g + iv;
     v->deadline = d;
     atomic_store_explicit(&v->deadline_pub, d, RELAXED);
   } else if (d <= t) { /* near or marked already, or not yet synced */
