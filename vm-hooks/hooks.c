@@ -518,24 +518,27 @@ static inline int trap_set(spy_vm *v) {
   return SPY_UNLIKELY(__atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED) != 0);
 }
 
-/* For a host that ticks with spy_tick_next, the end of a primitive's or
-** GC's own part (its end, a callback's begin) is where a deadline that
-** passed inside it shows: no check of the host's runs there, and it may
-** have begun before the thread went near. One clock read against the
-** deadline (in the program's time, vm-hooks/due.h); the hook's take then
-** charges it. (A host that marks otherwise, as the Lua host from its
-** timer signal with spy_tick, marks inside the primitive itself.) If
+/* For a host that ticks with spy_tick_next, the ends of a primitive's or
+** GC's own part (its begin and end, a callback's begin) are where a
+** deadline that passed unwatched shows: no check of the host's runs
+** inside, and it may have begun before the thread went near. One clock
+** read against the deadline (in the program's time, vm-hooks/due.h); the
+** hook's take then charges it -- at the begin to the caller (a deadline
+** that passed while the thread was descheduled before the call, which
+** the end would have charged to the primitive), at the end to the
+** primitive. (A host that marks otherwise, as the Lua host from its timer
+** signal with spy_tick, marks inside the primitive itself.) If at the end
 ** the deadline is still ahead, the host's countdown was planned without
 ** the time the primitive took, and its next tick could come after the
 ** deadline: when the checks it still counts might reach that far, run
 ** it out (spy_tick_word), so that the next check ticks and plans anew. */
-static inline void watch_end(spy_vm *v, uint64_t *now) {
+static inline void watch(spy_vm *v, uint64_t *now, int at_end) {
   if (!v->tick_at || trap_set(v)) return; /* a spy_tick_next host's */
   uint64_t t = clock_once(now) - v->tick_debt;
   uint64_t d = ld(&v->deadline_pub);
   if (t >= d) {
     spyH_mark(v, *now);
-  } else if (v->tick_word && *v->tick_word > 0 &&
+  } else if (at_end && v->tick_word && *v->tick_word > 0 &&
              d - t <= v->tick_lead + ((v->tick_n * v->tick_pace) >> 8)) {
     v->tick_uncounted += (uint64_t)*v->tick_word;
     *v->tick_word = 0;
@@ -638,9 +641,10 @@ void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
   uint64_t tc = cost_begin(v);
   if (!enter(v)) return;
   const spyH_cfg *c = v->cfg;
-  uint64_t start = 0;
+  uint64_t start = 0, now = tc;
+  watch(v, &now, 0);
   if (trap_set(v)) {
-    uint64_t t = tc ? tc : spyH_now();
+    uint64_t t = clock_once(&now);
     take_due(v, t, 0);
     start = spyH_now(); /* the primitive's time excludes this sample */
     add(&v->hook_ticks, start - t);
@@ -690,7 +694,7 @@ void spy_prim_end_slow_(spy_vm *v) {
   uint64_t tc = cost_begin(v);
   if (!enter(v) || v->nest == 0) return;
   uint64_t now = tc;
-  watch_end(v, &now);
+  watch(v, &now, 1);
   if (trap_set(v)) take_due(v, clock_once(&now), 0);
   /* The common case, what close_top does for it: the innermost bracket is
   ** a primitive no clock was read for (cheap accounting). */
@@ -711,7 +715,7 @@ void spy_callback_begin_slow_(spy_vm *v) {
   uint64_t tc = cost_begin(v);
   if (!enter(v)) return;
   uint64_t now = tc;
-  watch_end(v, &now);
+  watch(v, &now, 1);
   if (trap_set(v)) take_due(v, clock_once(&now), 0);
   /* Place the brackets the callback runs above: their depth is the
   ** stack's now (the walker reports the same stack at every hook of one
@@ -807,6 +811,8 @@ void spy_process_end(spy_vm *v, uint64_t pid) {
 void spy_gc_begin_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
   if (!enter(v)) return;
+  uint64_t now = t0;
+  watch(v, &now, 0);
   take_due(v, t0, 0);
   uint64_t t1 = spyH_now();
   spyH_bracket *b = open_bracket(v, SPYH_B_GC, t1);
@@ -821,7 +827,7 @@ void spy_gc_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
   if (!enter(v) || v->nest == 0) return;
   uint64_t now = t0;
-  watch_end(v, &now);
+  watch(v, &now, 1);
   take_due(v, t0, 0);
   end_kind(v, SPYH_B_GC, &now);
   add(&v->hook_ticks, spyH_now() - t0);
