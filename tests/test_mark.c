@@ -189,10 +189,16 @@ static void rate_tick(void) {
 ** below the asked rate, but some. */
 /* spy_tick_next: an interrupt check whose countdown the library sets
 ** (at most 1024 polls, ~100 us here): the rate comes from the countdowns
-** it returns, not from a fixed tick period. */
+** it returns, not from a fixed tick period. A deadline that passes while
+** the thread is descheduled in its last approach is skipped (its time
+** goes to the samples after it: vm-hooks/mark.c), so on a loaded machine
+** (the suite runs two tests at once on two cores) a few per cent fewer
+** samples are taken: 88.5 % at 1 kHz once in CI. 80 % here; bench/cost.sh
+** measures the idle machine's (98.8-99.6 %). */
+#define RATE_MIN_SKIP (T_TSAN ? 0.5 : 0.8)
 static void rate_tick_next(void) {
-  T_ASSERT(rate_of(SPY_MARKER_TICK, 1000 * US, 200, -1024) >= RATE_MIN);
-  T_ASSERT(rate_of(SPY_MARKER_TICK, 100 * US, 200, -1024) >= RATE_MIN);
+  T_ASSERT(rate_of(SPY_MARKER_TICK, 1000 * US, 200, -1024) >= RATE_MIN_SKIP);
+  T_ASSERT(rate_of(SPY_MARKER_TICK, 100 * US, 200, -1024) >= RATE_MIN_SKIP);
 }
 
 static void tick_backstop(void) {

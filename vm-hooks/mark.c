@@ -181,13 +181,19 @@ static int tick_next(spy_vm *v, int counted, int most, uint64_t now) {
                   : 1;
     v->tick_uncounted = 0;
   }
+  uint64_t window = 0; /* the last window's pace */
   if (v->tick_at && counted > 0 && prog > v->tick_at) {
     v->tick_time += (prog - v->tick_at) - v->tick_time / 64;
     v->tick_checks += (uint64_t)counted - v->tick_checks / 64;
+    window = ((prog - v->tick_at) << 8) / (uint64_t)counted;
   }
   v->tick_at = prog;
   uint64_t iv = v->cfg->interval;
   v->tick_pace = v->tick_checks ? (v->tick_time << 8) / v->tick_checks : 0;
+  /* Aim with the slower of the two: a pace that lags a change (or a
+  ** window with a long gap) would aim past the deadline; a slow one only
+  ** brings the next tick early. */
+  uint64_t aim = window > v->tick_pace ? window : v->tick_pace;
   uint64_t least = (v->tick_pace * SPYH_LEAD_CHECKS) >> 8;
   if (v->tick_lead < least) v->tick_lead = least;
   if (v->tick_lead > iv) v->tick_lead = iv;
@@ -213,7 +219,7 @@ static int tick_next(spy_vm *v, int counted, int most, uint64_t now) {
   }
   uint64_t rem = d - t;
   uint64_t n = rem > v->tick_lead
-                   ? checks_for(v->tick_pace, (rem - v->tick_lead) / 2)
+                   ? checks_for(aim, (rem - v->tick_lead) / 2)
                    : 0;
   if (n == 0 && trap == 0) { /* the next check may come after lead */
     spyH_near(v);
