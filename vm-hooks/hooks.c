@@ -519,14 +519,15 @@ static inline int trap_set(spy_vm *v) {
 }
 
 /* For a host that ticks with spy_tick_next, the ends of a primitive's or
-** GC's own part (its begin and end, a callback's begin) are where a
-** deadline that passed unwatched shows: no check of the host's runs
-** inside, and it may have begun before the thread went near. One clock
-** read against the deadline (in the program's time, vm-hooks/due.h); the
-** hook's take then charges it -- at the begin to the caller (a deadline
-** that passed while the thread was descheduled before the call, which
-** the end would have charged to the primitive), at the end to the
-** primitive. (A host that marks otherwise, as the Lua host from its timer
+** GC's own part (its begin and end, a callback's begin) and a process
+** switch (the scheduler may have slept, idle) are where a deadline that
+** passed unwatched shows: no check of the host's runs inside, and it may
+** have begun before the thread went near. One clock read against the
+** deadline (in the program's time, vm-hooks/due.h); the hook's take then
+** charges it -- at the begin to the caller (a deadline that passed while
+** the thread was descheduled before the call, which the end would have
+** charged to the primitive), at the end to the primitive, at a switch to
+** the process switched from. (A host that marks otherwise, as the Lua host from its timer
 ** signal with spy_tick, marks inside the primitive itself.) If at the end
 ** the deadline is still ahead, the host's countdown was planned without
 ** the time the primitive took, and its next tick could come after the
@@ -788,6 +789,8 @@ void spy_process_switch_slow_(spy_vm *v, uint64_t pid) {
     spy_process_set_(v, pid);
     return;
   }
+  uint64_t now = t0;
+  watch(v, &now, 0); /* a scheduler that slept ran no check */
   take_due(v, t0, 0);
   if (pid != v->pid) {
     save_process(v, t0);

@@ -180,7 +180,10 @@ static int name_key(void *ud, uint64_t key, char *buf, size_t len) {
 ** while the loader reads and compiles, and the loader polls after every
 ** method it compiles and before every statement it runs (the running
 ** code changes there), so that loading and compiling a script is charged
-** to its own node instead of to the first statement that runs after it. */
+** to its own node instead of to the first statement that runs after it.
+** No interrupt check runs while it compiles: these polls tick too
+** (spy_tick, one clock read), or a load would be sampled only by the
+** sampler's backstop, every 10 ms. */
 uint32_t st_prof_load_begin(VM *vm, const char *file) {
   uint32_t prev = vm->prof.loading;
   for (uint32_t i = 0; i < vm->nfiles; i++)
@@ -189,11 +192,12 @@ uint32_t st_prof_load_begin(VM *vm, const char *file) {
 }
 
 void st_prof_load_end(VM *vm, uint32_t prev) {
-  spy_poll(vm->prof.v);
+  st_prof_load_poll(vm);
   vm->prof.loading = prev;
 }
 
 void st_prof_load_poll(VM *vm) {
+  spy_tick(vm->prof.v);
   spy_poll(vm->prof.v);
 }
 
