@@ -160,8 +160,11 @@ static const char helpers[] =
     "  return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;\n}\n"
     "#endif\n";
 
-/* A constant as SPY_FX_K(hi, lo), rounded up (toward +infinity). */
+/* A constant as SPY_FX_K(hi, lo), rounded up (toward +infinity) and
+** saturated. A NaN (a coefficient of a degenerate fit, found by
+** cost/fuzz_fit) is unknown: the bound that holds is the largest. */
 static void konst(spyC_buf *b, double v) {
+  if (isnan(v)) v = HUGE_VAL;
   long double s = ceill((long double)v * 4294967296.0L);
   if (s > 2.1e37L) s = 2.1e37L;
   if (s < -2.1e37L) s = -2.1e37L;

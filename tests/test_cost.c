@@ -335,6 +335,48 @@ static void t_csv_errors(void) {
   T_EQ_INT(spy_cost_data_load_csv(path, &d, err, sizeof err), SPY_EIO);
 }
 
+/* An input cost/fuzz_fit found (minimised): three calls whose fit has a
+** NaN coefficient. The C header generator converted it to an integer
+** (undefined: -9223372036854775808 here, a runtime error under UBSan);
+** an unknown constant is now the largest, as the header's saturating
+** upper bounds read. The header must still compile. */
+static void t_fit_fuzz_found(void) {
+  static const char csv[] = "primitive,a,b,time_ns,c0\n"
+                            "LargeInt>>*,0,-3,251,1\n"
+                            "LargeInt>>*,0,-3,255,0\n"
+                            "LargeInt>>*,0,4,1,0";
+  spy_cost_data *d = NULL;
+  char err[256];
+  T_EQ_INT(spy_cost_data_parse_csv(csv, sizeof csv - 1, "fuzz.csv", &d, err,
+                                   sizeof err),
+           0);
+  spy_cost_options o; /* as cost/fuzz_fit.c fits */
+  spy_cost_options_init(&o);
+  o.bootstrap = 20;
+  o.min_obs = 2;
+  o.threads = 1;
+  o.cull = 3;
+  spy_cost_result *r = NULL;
+  T_EQ_INT(spy_cost_fit_data(d, &o, NULL, 0, &r, err, sizeof err), 0);
+  char path[512];
+  snprintf(path, sizeof path, "%s/fuzz.h", t_tmpdir());
+  FILE *f = fopen(path, "w");
+  T_ASSERT(f);
+  T_EQ_INT(spy_cost_write_c(r, f, NULL), 0);
+  fclose(f);
+  char *h = t_slurp(path, NULL);
+  T_ASSERT(h && !strstr(h, "-9223372036854775808LL"));
+  free(h);
+  char cmd[1200], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "printf '#include \"%s\"\nint main(void){return 0;}\n' | "
+           "gcc -std=c11 -Wall -Werror -fsyntax-only -x c - 2>&1", path);
+  if (t_run(cmd, &out) != 0) T_FAIL("the header does not compile: %s", out);
+  free(out);
+  spy_cost_result_free(r);
+  spy_cost_data_free(d);
+}
+
 /* Inputs the fuzzer found (cost/fuzz_csv.c): NUL bytes in names, an
 ** empty quoted header. */
 static void t_csv_fuzz_found(void) {
@@ -773,6 +815,7 @@ const struct spy_test t_cost[] = {
   {"csv_errors", t_csv_errors, 10},
   {"csv_cli", t_csv_cli, 60},
   {"csv_fuzz_found", t_csv_fuzz_found, 10},
+  {"fit_fuzz_found", t_fit_fuzz_found, 30},
   {"csv_roundtrip", t_csv_roundtrip, 10},
   {"nnls", t_nnls, 30},
   {"quantreg_exact", t_quantreg_exact, 120},
