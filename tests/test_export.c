@@ -266,9 +266,18 @@ static void t_pprof_run(void) {
       if (*c != ',') digits[k++] = *c;
     digits[k] = '\0';
     double ms = strtod(digits, NULL);
-    if (strcmp(name + 3, rows[i].name))
-      T_FAIL("leaf %zu: report '%s', pprof '%s'", i, name + 3, rows[i].name);
-    T_NEAR(rows[i].flat / 1e6, ms, 0.5 + 1e-6); /* the report rounds */
+    /* The same leaf at the same place, or, where two leaves weigh within
+    ** a millisecond of each other (the report rounds to one; seen once in
+    ** CI: GC and squaredByFourth swapped), at a neighbouring place. */
+    size_t j = i;
+    if (strcmp(name + 3, rows[i].name)) {
+      for (size_t q = i ? i - 1 : 0; q < n && q <= i + 1; q++)
+        if (!strcmp(name + 3, rows[q].name)) j = q;
+      if (j == i || fabs(rows[j].flat - rows[i].flat) > 1e6)
+        T_FAIL("leaf %zu: report '%s', pprof '%s'", i, name + 3,
+               rows[i].name);
+    }
+    T_NEAR(rows[j].flat / 1e6, ms, 0.5 + 1e-6); /* the report rounds */
     l = e + 1;
   }
   free(text);
