@@ -65,7 +65,7 @@ static const struct {
   {"cost", t_cost, NULL, 0},
   {"st", t_st, NULL, 0},
   {"st", t_st_hostile, NULL, 0},
-  {"st", t_st_prof, "e2e_", 0},
+  {"st", t_st_prof, "", 0},
   {"st", t_st_cli, "sigint overhead_", 0},
   {"native", t_native, "breakdown", 0},
   {"tui", t_tui, "", 0},
