@@ -63,10 +63,17 @@ typedef struct region {
 
 /* Priority sampling: every call draws a uniform priority and the k calls
 ** with the smallest priorities are kept, whichever thread made them and
-** when; obs[] is a max-heap on prio[], so the root is the one to replace. */
+** when. The observations stay where they were stored (obs[slot]); heap[]
+** is a max-heap of (priority, slot) pairs, so the root names the one to
+** replace and a sift moves 16-byte pairs, not observations. */
+typedef struct res_entry {
+  uint64_t prio;
+  uint32_t slot;
+} res_entry;
+
 typedef struct reservoir {
   spy_obs *obs;   /* ns holds ticks until built */
-  uint64_t *prio;
+  res_entry *heap;
   uint32_t n;
   uint64_t offered;
 } reservoir;
@@ -167,7 +174,7 @@ void spyS_agg_free(spyS_agg *a) {
   if (a->res)
     for (uint32_t i = 0; i < a->cfg->max_prims; i++) {
       free(a->res[i].obs);
-      free(a->res[i].prio);
+      free(a->res[i].heap);
     }
   free(a->res);
   free(a->prim_ticks);
@@ -434,31 +441,26 @@ void spyS_agg_record(spyS_agg *a, spyS_cache *c, const spyH_rec *rec) {
   }
 }
 
-/* Restore the max-heap on prio from index i down (after a replaced root)
-** or up (after an append). */
-static void res_swap(reservoir *r, uint32_t i, uint32_t j) {
-  spy_obs o = r->obs[i];
-  uint64_t p = r->prio[i];
-  r->obs[i] = r->obs[j], r->prio[i] = r->prio[j];
-  r->obs[j] = o, r->prio[j] = p;
-}
-
-static void res_down(reservoir *r, uint32_t i) {
+/* Put e at heap index i and restore the max-heap: down from i (the root
+** was replaced) or up (an append), moving the pairs it passes. */
+static void res_down(reservoir *r, uint32_t i, res_entry e) {
   for (;;) {
-    uint32_t l = 2 * i + 1, m = i;
-    if (l < r->n && r->prio[l] > r->prio[m]) m = l;
-    if (l + 1 < r->n && r->prio[l + 1] > r->prio[m]) m = l + 1;
-    if (m == i) return;
-    res_swap(r, i, m);
+    uint32_t l = 2 * i + 1, m = l;
+    if (l >= r->n) break;
+    if (l + 1 < r->n && r->heap[l + 1].prio > r->heap[l].prio) m = l + 1;
+    if (r->heap[m].prio <= e.prio) break;
+    r->heap[i] = r->heap[m];
     i = m;
   }
+  r->heap[i] = e;
 }
 
-static void res_up(reservoir *r, uint32_t i) {
-  while (i > 0 && r->prio[(i - 1) / 2] < r->prio[i]) {
-    res_swap(r, i, (i - 1) / 2);
+static void res_up(reservoir *r, uint32_t i, res_entry e) {
+  while (i > 0 && r->heap[(i - 1) / 2].prio < e.prio) {
+    r->heap[i] = r->heap[(i - 1) / 2];
     i = (i - 1) / 2;
   }
+  r->heap[i] = e;
 }
 
 /* The consumer's half of priority sampling: keep the observation if its
@@ -474,32 +476,32 @@ void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
   reservoir *r = &a->res[o->prim];
   if (!r->obs) {
     r->obs = calloc(k, sizeof *r->obs);
-    r->prio = calloc(k, sizeof *r->prio);
-    if (!r->obs || !r->prio) {
-      free(r->obs), free(r->prio);
-      r->obs = NULL, r->prio = NULL;
+    r->heap = calloc(k, sizeof *r->heap);
+    if (!r->obs || !r->heap) {
+      free(r->obs), free(r->heap);
+      r->obs = NULL, r->heap = NULL;
       a->lost++;
       return;
     }
   }
   r->offered++;
-  uint32_t at;
-  if (r->n < k) {
-    at = r->n++;
-  } else if (o->prio < r->prio[0]) {
-    at = 0;
-  } else {
-    return;
+  res_entry e = {o->prio, r->n};
+  if (r->n == k) { /* full: replace the largest priority, if above */
+    if (o->prio >= r->heap[0].prio) return;
+    e.slot = r->heap[0].slot;
   }
-  spy_obs *ob = &r->obs[at];
+  spy_obs *ob = &r->obs[e.slot];
   memcpy(ob->size, o->size, sizeof ob->size);
   ob->ns = o->ticks;
   ob->gc = o->gc;
-  r->prio[at] = o->prio;
-  if (at == 0 && r->n == k) res_down(r, 0);
-  else res_up(r, at);
+  if (r->n == k) {
+    res_down(r, 0, e);
+  } else {
+    r->n++;
+    res_up(r, r->n - 1, e);
+  }
   if (r->n == k)
-    atomic_store_explicit(&a->cfg->obs_tau[o->prim], r->prio[0],
+    atomic_store_explicit(&a->cfg->obs_tau[o->prim], r->heap[0].prio,
                           memory_order_relaxed);
 }
 
