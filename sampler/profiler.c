@@ -121,9 +121,12 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   p->regions = calloc(o->max_regions, sizeof *p->regions);
   p->dead = calloc(o->max_prims, sizeof *p->dead);
   p->obs_tau = calloc(o->max_prims, sizeof *p->obs_tau);
+  /* Every call of a primitive not yet registered goes to the slow path
+  ** (the inline hooks compare its draw with this); registration lowers it
+  ** to 0 for a primitive without cost observations. */
   if (p->obs_tau)
     for (unsigned i = 0; i < o->max_prims; i++)
-      atomic_init(&p->obs_tau[i], UINT64_MAX);
+      atomic_init(&p->obs_tau[i], o->reservoir ? UINT64_MAX : 0);
   spyH_cfg *c = &p->cfg;
   c->interval = spyH_ns_to_ticks(o->interval_ns);
   if (c->interval == 0) c->interval = 1;
@@ -248,6 +251,8 @@ int spy_prim_register(spy_profiler *p, const char *name, const char *sizes,
   p->prims[n] = pr;
   p->prim_flags[n] = flags;
   atomic_store_explicit(&p->cfg.nprims, n + 1, memory_order_release);
+  if (!(flags & SPY_PRIM_COST)) /* never timed: the inline paths' too */
+    atomic_store_explicit(&p->obs_tau[n], 0, RELAXED);
   pthread_mutex_unlock(&p->lock);
   return (int)n;
 }

@@ -48,6 +48,7 @@
 #ifndef SPY_DUE_H
 #define SPY_DUE_H
 
+#include "vm-hooks/clock.h"
 #include "vm-hooks/slot.h"
 
 /* ---- the marking side -------------------------------------------------- */
@@ -165,6 +166,25 @@ static inline void spyH_debt_add(spy_vm *v, uint64_t in) {
   v->tick_debt += d + v->tick_host;
   v->tick_spent += d + v->tick_host;
   v->tick_out = out;
+}
+
+/* The inline fast paths' clock limit (hot.until_, <spyon/hooks.h>):
+** before it a primitive's begin and end need not look at a spy_tick_next
+** deadline (watch in hooks.c: the deadline in the program's time, less the
+** reach of the host's countdown, where an end would run the countdown
+** out). UINT64_MAX for the other markers (no watch), 0 where the clock is
+** not the TSC (the header cannot read it). After whatever moves the
+** deadline, the debt, the lead or the countdown; a near state's visits
+** come with the trap set, which takes the slow paths anyway. */
+static inline void spyH_until(spy_vm *v) {
+  uint64_t u = UINT64_MAX;
+  if (v->tick_at) {
+    uint64_t d = atomic_load_explicit(&v->deadline_pub, memory_order_relaxed) +
+                 v->tick_debt;
+    uint64_t m = v->tick_lead + ((v->tick_n * v->tick_pace) >> 8);
+    u = spyH_clock.use_tsc && d > m ? d - m : 0;
+  }
+  v->hot.until_ = u;
 }
 
 /* Near, at a hook that entered at `now`: has the deadline passed in the

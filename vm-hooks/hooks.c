@@ -64,13 +64,19 @@ static inline int poll_mode(const spy_vm *v) {
 ** Brackets
 ** --------------------------------------------------------------------- */
 
+/* Open brackets (may exceed SPY_NEST_MAX; deeper ones are counted, not
+** tracked). The inline fast paths of <spyon/hooks.h> change it too. */
+static inline uint32_t nest(const spy_vm *v) {
+  return __atomic_load_n(&v->hot.nest_, __ATOMIC_RELAXED);
+}
+
 /* Brackets tracked (the nesting may go deeper; those are only counted). */
 static inline uint32_t tracked(const spy_vm *v) {
-  return v->nest < SPY_NEST_MAX ? v->nest : SPY_NEST_MAX;
+  uint32_t n = nest(v);
+  return n < SPY_NEST_MAX ? n : SPY_NEST_MAX;
 }
 
 static inline void set_nest(spy_vm *v, uint32_t n) {
-  v->nest = n;
   __atomic_store_n(&v->hot.nest_, n, __ATOMIC_RELAXED);
 }
 
@@ -240,9 +246,9 @@ static void maybe_step(spy_vm *v, uint8_t kind, int32_t prim, uint64_t dur,
 
 /* A uniform 64-bit draw (xorshift64): reservoir priorities. */
 static inline uint64_t draw(spy_vm *v) {
-  uint64_t x = v->rng;
+  uint64_t x = v->hot.rng_;
   x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-  return v->rng = x;
+  return v->hot.rng_ = x;
 }
 
 /* Offer one timed call to the primitive's reservoir (priority sampling,
@@ -292,7 +298,7 @@ static inline uint64_t clock_once(uint64_t *now) {
 ** pop it, then do what its end hook does with its figures. Untracked
 ** brackets (deeper than SPY_NEST_MAX) are only counted down. */
 static void close_top(spy_vm *v, uint64_t *now) {
-  uint32_t i = v->nest - 1;
+  uint32_t i = nest(v) - 1;
   set_nest(v, i);
   if (i >= SPY_NEST_MAX) return;
   spyH_bracket b = v->b[i];
@@ -356,7 +362,7 @@ static void close_top(spy_vm *v, uint64_t *now) {
 
 /* Open a bracket; returns it, or NULL when it is too deep to track. */
 static spyH_bracket *open_bracket(spy_vm *v, uint8_t kind, uint64_t t0) {
-  uint32_t i = v->nest;
+  uint32_t i = nest(v);
   set_nest(v, i + 1);
   if (i >= SPY_NEST_MAX) {
     add(&v->nest_dropped, 1);
@@ -379,7 +385,7 @@ static spyH_bracket *open_bracket(spy_vm *v, uint8_t kind, uint64_t t0) {
 ** is searched linearly: it is small, and empty in most programs. */
 static void save_process(spy_vm *v, uint64_t now) {
   uint32_t n = tracked(v);
-  if (v->nest > n) add(&v->nest_dropped, v->nest - n);
+  if (nest(v) > n) add(&v->nest_dropped, nest(v) - n);
   if (n == 0) {
     set_nest(v, 0);
     return;
@@ -453,6 +459,11 @@ static void adopt_run(spy_vm *v, uint64_t epoch, uint64_t origin) {
   st(&v->deadline_pub, v->deadline);
   if (!v->tracking) forget_brackets(v);
   v->tracking = 1;
+  /* The inline fast paths push and pop primitives' brackets exactly as
+  ** the slow paths do; not when every end must time (exact accounting) or
+  ** publish the primitive (native stacks). */
+  v->hot.fast_ = !c->exact_prims && !c->native;
+  spyH_until(v);
   changed(v);
 }
 
@@ -485,6 +496,7 @@ static uint64_t due(spy_vm *v, uint64_t now) {
   v->deadline = grid + iv;
   v->tick_debt = 0;
   st(&v->deadline_pub, v->deadline);
+  spyH_until(v);
   return w;
 }
 
@@ -564,7 +576,7 @@ uint64_t spyH_settle_stops(spy_vm *v) {
 static inline void settle_stop(spy_vm *v) {
   if (ld(&v->stopq_r) == ld(&v->stopq_w)) return;
   uint64_t e = spyH_settle_stops(v);
-  if (e && !spyH_go_quiet(v, e)) v->tracking = 0;
+  if (e && !spyH_go_quiet(v, e)) v->tracking = 0, v->hot.fast_ = 0;
 }
 
 /* Entry to every slow path (never reached for the stopped stand-in, which
@@ -589,12 +601,14 @@ void spyH_final(spy_vm *v, uint64_t until) {
   v->tick_backlog = 0;
   v->last = until;
   v->deadline = until + v->cfg->interval;
+  spyH_until(v);
   emit_sample(v, w);
 }
 
 void spyH_quiet(spy_vm *v) {
   spyH_set_active(v, 0);
   v->tracking = 0;
+  v->hot.fast_ = 0;
 }
 
 /* The bracketing hooks run millions of times, and a clock read costs
@@ -640,8 +654,9 @@ void spy_poll_slow_(spy_vm *v) {
 ** is timed when exact_prims is on, or when the primitive records cost
 ** observations and the call's priority falls under the reservoir's
 ** threshold (so the timed calls are the ones that could be kept). */
-void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
-                          uint64_t s1, uint64_t s2, uint64_t s3) {
+static void prim_begin(spy_vm *v, int prim, unsigned n, uint64_t s0,
+                       uint64_t s1, uint64_t s2, uint64_t s3, int drawn,
+                       uint64_t prio) {
   uint64_t tc = cost_begin(v);
   if (!enter(v)) return;
   const spyH_cfg *c = v->cfg;
@@ -656,14 +671,16 @@ void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
   uint32_t np = atomic_load_explicit(&c->nprims, memory_order_acquire);
   int32_t id = prim >= 0 && (uint32_t)prim < np ? prim : -1;
   uint8_t timed = 0;
-  uint64_t prio = 0;
   if (c->exact_prims) {
     timed = 2;
+    prio = 0;
   } else if (id >= 0 && (c->prim_flags[id] & SPY_PRIM_COST) && c->reservoir) {
-    prio = draw(v);
+    if (!drawn) prio = draw(v);
     timed = prio < ld(&c->obs_tau[id]) ? 2 : 0;
+  } else {
+    prio = 0;
   }
-  uint32_t i = v->nest;
+  uint32_t i = nest(v);
   set_nest(v, i + 1);
   if (i < SPY_NEST_MAX) { /* open_bracket's, with every field in one store */
     v->b[i] = (spyH_bracket){
@@ -681,30 +698,43 @@ void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
   cost_end(v, tc);
 }
 
+void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
+                          uint64_t s1, uint64_t s2, uint64_t s3) {
+  prim_begin(v, prim, n, s0, s1, s2, s3, 0, 0);
+}
+
+/* From the inline fast path, which drew the call's priority already (a
+** second draw would time it with the square of the reservoir's rate). */
+void spy_prim_begin_drawn_(spy_vm *v, int prim, unsigned n, uint64_t s0,
+                           uint64_t s1, uint64_t s2, uint64_t s3,
+                           uint64_t prio) {
+  prim_begin(v, prim, n, s0, s1, s2, s3, 1, prio);
+}
+
 /* Close brackets down to and including the innermost one of `kind`; a
 ** mismatched end (nothing of that kind open) is ignored. Brackets above it
 ** were left open by the host: they end here too. */
 static void end_kind(spy_vm *v, uint8_t kind, uint64_t *now) {
   uint32_t nt = tracked(v);
-  if (v->nest > nt) { /* the innermost are untracked: assume they match */
-    set_nest(v, v->nest - 1);
+  if (nest(v) > nt) { /* the innermost are untracked: assume they match */
+    set_nest(v, nest(v) - 1);
     return;
   }
   uint32_t i = nt;
   while (i > 0 && v->b[i - 1].kind != kind) i--;
   if (i == 0) return;
-  while (v->nest >= i) close_top(v, now);
+  while (nest(v) >= i) close_top(v, now);
 }
 
 void spy_prim_end_slow_(spy_vm *v) {
   uint64_t tc = cost_begin(v);
-  if (!enter(v) || v->nest == 0) return;
+  if (!enter(v) || nest(v) == 0) return;
   uint64_t now = tc;
   watch(v, &now, 1);
   if (trap_set(v)) take_due(v, clock_once(&now), 0);
   /* The common case, what close_top does for it: the innermost bracket is
   ** a primitive no clock was read for (cheap accounting). */
-  uint32_t n = v->nest;
+  uint32_t n = nest(v);
   spyH_bracket *b = n <= SPY_NEST_MAX ? &v->b[n - 1] : NULL;
   if (b && b->kind == SPYH_B_PRIM && !b->timed && !v->cfg->native) {
     set_nest(v, n - 1);
@@ -748,12 +778,12 @@ void spy_callback_begin_slow_(spy_vm *v) {
 
 void spy_callback_end_slow_(spy_vm *v) {
   uint64_t tc = cost_begin(v);
-  if (!enter(v) || v->nest == 0) return;
+  if (!enter(v) || nest(v) == 0) return;
   uint64_t now = tc;
   if (trap_set(v)) take_due(v, clock_once(&now), 0);
   /* The common case, what close_top does for it: the innermost bracket is
   ** the callback (a sort comparator returns to its primitive). */
-  uint32_t n = v->nest;
+  uint32_t n = nest(v);
   spyH_bracket *b = n <= SPY_NEST_MAX ? &v->b[n - 1] : NULL;
   if (b && b->kind == SPYH_B_CALLBACK) {
     if (b->t0) { /* the primitive is timed: its own time excludes this */
@@ -774,7 +804,7 @@ void spy_nest_unwind_slow_(spy_vm *v, unsigned saved) {
   if (!enter(v)) return;
   take_due(v, t0, 0);
   uint64_t now = t0;
-  while (v->nest > saved) close_top(v, &now);
+  while (nest(v) > saved) close_top(v, &now);
   add(&v->hook_ticks, spyH_now() - t0);
 }
 
@@ -833,7 +863,7 @@ void spy_gc_begin_slow_(spy_vm *v) {
 
 void spy_gc_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
-  if (!enter(v) || v->nest == 0) return;
+  if (!enter(v) || nest(v) == 0) return;
   uint64_t now = t0;
   watch(v, &now, 1);
   take_due(v, t0, 0);
@@ -845,7 +875,7 @@ void spy_region_begin_slow_(spy_vm *v, int region) {
   uint64_t t0 = spyH_now();
   if (!enter(v)) return;
   take_due(v, t0, 0);
-  uint64_t depth = v->nest < SPY_NEST_MAX ? spyH_walk(v) : 0;
+  uint64_t depth = nest(v) < SPY_NEST_MAX ? spyH_walk(v) : 0;
   uint64_t t1 = spyH_now();
   spyH_bracket *b = open_bracket(v, SPYH_B_REGION, t1);
   if (b) {
@@ -859,7 +889,7 @@ void spy_region_begin_slow_(spy_vm *v, int region) {
 
 void spy_region_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
-  if (!enter(v) || v->nest == 0) return;
+  if (!enter(v) || nest(v) == 0) return;
   take_due(v, t0, 0);
   uint64_t now = t0;
   end_kind(v, SPYH_B_REGION, &now);

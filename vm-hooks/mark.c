@@ -244,6 +244,7 @@ int spy_tick_next_slow_(spy_vm *v, int counted, int most) {
   uint64_t now = spyH_now();
   int n = tick_next(v, counted, most, now);
   spyH_debt_add(v, now);
+  spyH_until(v);
   return n;
 }
 

@@ -38,7 +38,7 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
   v->host = *host;
   v->thread = pthread_self();
   v->attached_at = spyH_now();
-  v->rng = 0x9e3779b97f4a7c15ull ^ (uintptr_t)v;
+  v->hot.rng_ = 0x9e3779b97f4a7c15ull ^ (uintptr_t)v;
   size_t keys = (size_t)cfg->leaf_cap + cfg->root_cap + 1;
   v->copy_cap = cfg->stack_copy;
   if (v->copy_cap) {
@@ -59,6 +59,14 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
       (rc = spyH_ring_init(&v->obs_ring, o->obs_ring_bytes)) == 0 &&
       (!cfg->native ||
        (rc = spyH_ring_init(&v->native_ring, SPYH_NATIVE_RING)) == 0)) {
+    /* What the inline fast paths read (<spyon/hooks.h>); hot.fast_ is
+    ** set when a run is adopted (hooks.c). */
+    v->hot.until_ = UINT64_MAX;
+    v->hot.tau_ = (const uint64_t *)(void *)cfg->obs_tau;
+    v->hot.calls_ = (uint64_t *)(void *)v->pstat;
+    v->hot.calls_stride_ = sizeof(spyH_pstat) / sizeof(uint64_t);
+    v->hot.nprims_ = cfg->max_prims;
+    v->hot.b_ = v->b;
     *out = v;
     return 0;
   }

@@ -126,29 +126,32 @@ typedef struct spyH_name {
 /* Exact per-primitive totals kept by the interpreter thread. Relaxed atomics
 ** so that a snapshot taken while running is well defined. */
 typedef struct spyH_pstat {
-  atomic_uint_least64_t calls, ticks, max;
+  atomic_uint_least64_t calls, ticks, max; /* calls first: hot.calls_ */
 } spyH_pstat;
+_Static_assert(sizeof(atomic_uint_least64_t) == sizeof(uint64_t) &&
+                   sizeof(spyH_pstat) % sizeof(uint64_t) == 0,
+               "the inline hooks count calls as uint64_t words");
 
 /* One open bracket of the running process (vm-hooks/hooks.c). */
 enum { SPYH_B_PRIM = 1, SPYH_B_CALLBACK, SPYH_B_GC, SPYH_B_REGION };
 #define SPYH_DEPTH_UNKNOWN UINT64_MAX
-typedef struct spyH_bracket {
-  uint8_t kind;      /* SPYH_B_* */
-  uint8_t nsizes;    /* PRIM */
-  uint8_t timed;     /* PRIM, GC: 2 both ends read the clock (exact); 1 t0
-                        estimated at the first sample inside; 0 untimed */
-  uint8_t pad_;
-  int32_t id;        /* PRIM, REGION: the id, or -1 if out of range */
-  uint32_t gc0;      /* PRIM: the thread's GC count at begin */
-  uint32_t pad2_;
-  uint64_t depth;    /* stack depth at begin (REGION: always known; PRIM,
-                        GC: found when a callback begins above it) */
-  uint64_t t0;       /* when it began (ticks; see timed) */
-  uint64_t prio;     /* PRIM, timed: its cost-observation priority */
-  uint64_t excl;     /* PRIM, GC: ticks not its own (callbacks, switched
-                        out) */
-  uint64_t size[4];  /* PRIM */
-} spyH_bracket;
+/* The fields (spy_bracket_, in <spyon/hooks.h> for the inline fast
+** paths):
+**   kind     SPYH_B_*
+**   nsizes   PRIM
+**   timed    PRIM, GC: 2 both ends read the clock (exact); 1 t0 estimated
+**            at the first sample inside; 0 untimed
+**   id       PRIM, REGION: the id, or -1 if out of range
+**   gc0      PRIM: the thread's GC count at begin
+**   depth    stack depth at begin (REGION: always known; PRIM, GC: found
+**            when a callback begins above it)
+**   t0       when it began (ticks; see timed)
+**   prio     PRIM, timed: its cost-observation priority
+**   excl     PRIM, GC: ticks not its own (callbacks, switched out)
+**   size     PRIM */
+typedef spy_bracket_ spyH_bracket;
+_Static_assert(SPYH_B_PRIM == SPY_B_PRIM_, "the inline hooks' bracket kind");
+_Static_assert(SPYH_DEPTH_UNKNOWN == SPY_DEPTH_UNKNOWN_, "and depth");
 
 /* A stop made by another thread: when, and the run it ended. */
 #define SPYH_STOPS 8
@@ -245,10 +248,7 @@ struct spy_vm {
   uint64_t *prev_keys;       /* the previous SAMPLE's keys, as sent */
   uint32_t prev_n;
   uint32_t hook_n;           /* bracketing hook calls, for sample_cost */
-  uint64_t rng;              /* xorshift state for reservoir coin flips */
-  uint32_t nest;             /* open brackets (may exceed SPY_NEST_MAX;
-                                deeper ones are counted, not tracked) */
-  spyH_bracket b[SPY_NEST_MAX];
+  spyH_bracket b[SPY_NEST_MAX]; /* hot.nest_ open (hot.b_ points here) */
   spyH_saved *saved;         /* [cfg->saved_processes] */
   uint64_t saved_serial;
   uint32_t nsaved;           /* entries with n > 0 */

@@ -63,6 +63,18 @@ extern "C" {
 #define SPY_UNLIKELY(x) (x)
 #endif
 
+/* An open bracket (private: the library's, vm-hooks/slot.h documents the
+** fields); here so that a primitive's begin and end can inline. */
+typedef struct spy_bracket_ {
+  uint8_t kind, nsizes, timed, pad_;
+  int32_t id;
+  uint32_t gc0, pad2_;
+  uint64_t depth, t0, prio, excl;
+  uint64_t size[4];
+} spy_bracket_;
+#define SPY_B_PRIM_ 1                 /* bracket kind: a primitive */
+#define SPY_DEPTH_UNKNOWN_ UINT64_MAX /* bracket depth: not yet walked */
+
 /* The first bytes of every spy_vm: what the inline hooks read. Private:
 ** do not touch these fields; they are here only so the hooks can inline.
 ** They are shared with the sampler thread and written atomically; the
@@ -72,7 +84,17 @@ typedef struct spy_hot_ {
   int trap_;     /* nonzero: a sample is due (set by the marking side) */
   int active_;   /* nonzero while this thread is profiled */
   unsigned nest_;/* open brackets of the running process */
-  unsigned pad_;
+  int fast_;     /* nonzero: primitives' begins and ends may inline (the
+                    library sets it; written by this thread only) */
+  uint64_t until_;    /* spy_tick_next hosts: the clock (TSC) before which
+                         a primitive's ends need not read it; UINT64_MAX
+                         for the other markers */
+  uint64_t rng_;      /* cost observations' priorities (xorshift64) */
+  const uint64_t *tau_;  /* [nprims_]: a call whose priority is below
+                            is timed (0: never; the sampler lowers it) */
+  uint64_t *calls_;   /* call counts, every calls_stride_ words */
+  spy_bracket_ *b_;   /* [SPY_NEST_MAX] the brackets */
+  unsigned nprims_, calls_stride_;
 } spy_hot_;
 
 #define SPY_HOT_(v) ((spy_hot_ *)(void *)(v))
@@ -239,6 +261,9 @@ SPY_API void spy_poll_slow_(spy_vm *v);
 SPY_API void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n,
                                   uint64_t s0, uint64_t s1, uint64_t s2,
                                   uint64_t s3);
+SPY_API void spy_prim_begin_drawn_(spy_vm *v, int prim, unsigned n,
+                                   uint64_t s0, uint64_t s1, uint64_t s2,
+                                   uint64_t s3, uint64_t prio);
 SPY_API void spy_prim_end_slow_(spy_vm *v);
 SPY_API void spy_callback_begin_slow_(spy_vm *v);
 SPY_API void spy_callback_end_slow_(spy_vm *v);
@@ -282,32 +307,100 @@ static inline int spy_poll_due(spy_vm *v) {
 }
 static inline void spy_poll_take(spy_vm *v) { spy_poll_slow_(v); }
 
+/* The primitive hooks' fast path (private), inlined with GCC and clang:
+** when nothing but the bracket is to be done -- no sample due, the call
+** not drawn for a cost observation, no deadline of spy_tick_next near --
+** begin pushes the bracket and end pops it and counts the call, without a
+** call into the library. Anything else goes to the slow path, which does
+** everything (vm-hooks/hooks.c). */
+#if defined(__GNUC__) || defined(__clang__)
+#define SPY_STORE_RELAXED_(p, x) __atomic_store_n((p), (x), __ATOMIC_RELAXED)
+static inline int spy_clock_ok_(const spy_hot_ *h) {
+  uint64_t u = h->until_;
+  if (u == UINT64_MAX) return 1;
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_ia32_rdtsc() < u;
+#else
+  return 0;
+#endif
+}
+static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
+                                   uint64_t a, uint64_t b, uint64_t c,
+                                   uint64_t d) {
+  spy_hot_ *h = SPY_HOT_(v);
+  if (!h->fast_) {
+    spy_prim_begin_slow_(v, prim, n, a, b, c, d);
+    return;
+  }
+  uint64_t x = h->rng_;
+  x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+  h->rng_ = x;
+  unsigned i = h->nest_;
+  if ((unsigned)prim >= h->nprims_ || x < SPY_LOAD_RELAXED_(&h->tau_[prim]) ||
+      i >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_) || !spy_clock_ok_(h)) {
+    spy_prim_begin_drawn_(v, prim, n, a, b, c, d, x);
+    return;
+  }
+  spy_bracket_ *k = &h->b_[i];
+  k->kind = SPY_B_PRIM_;
+  k->nsizes = (uint8_t)n;
+  k->timed = 0;
+  k->id = prim;
+  k->depth = SPY_DEPTH_UNKNOWN_;
+  k->excl = 0;
+  k->size[0] = a, k->size[1] = b, k->size[2] = c, k->size[3] = d;
+  SPY_STORE_RELAXED_(&h->nest_, i + 1);
+}
+static inline void spy_prim_end_(spy_vm *v) {
+  spy_hot_ *h = SPY_HOT_(v);
+  unsigned n = h->nest_;
+  if (h->fast_ && n - 1 < SPY_NEST_MAX && !SPY_LOAD_RELAXED_(&h->trap_)) {
+    const spy_bracket_ *k = &h->b_[n - 1];
+    if (k->kind == SPY_B_PRIM_ && !k->timed && k->id >= 0 &&
+        spy_clock_ok_(h)) {
+      uint64_t *c = h->calls_ + (unsigned)k->id * h->calls_stride_;
+      SPY_STORE_RELAXED_(c, SPY_LOAD_RELAXED_(c) + 1);
+      SPY_STORE_RELAXED_(&h->nest_, n - 1);
+      return;
+    }
+  }
+  spy_prim_end_slow_(v);
+}
+#else /* no atomic builtins: the slow paths only */
+static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
+                                   uint64_t a, uint64_t b, uint64_t c,
+                                   uint64_t d) {
+  spy_prim_begin_slow_(v, prim, n, a, b, c, d);
+}
+static inline void spy_prim_end_(spy_vm *v) { spy_prim_end_slow_(v); }
+#endif
+
 /* Enter primitive prim (an id from spy_prim_register) with 0..4 operand
 ** sizes (their meaning is the one named at registration). */
 static inline void spy_prim_begin(spy_vm *v, int prim) {
-  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_slow_(v, prim, 0, 0, 0, 0, 0);
+  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_(v, prim, 0, 0, 0, 0, 0);
 }
 static inline void spy_prim_begin1(spy_vm *v, int prim, uint64_t a) {
-  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_slow_(v, prim, 1, a, 0, 0, 0);
+  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_(v, prim, 1, a, 0, 0, 0);
 }
 static inline void spy_prim_begin2(spy_vm *v, int prim, uint64_t a,
                                    uint64_t b) {
-  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_slow_(v, prim, 2, a, b, 0, 0);
+  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_(v, prim, 2, a, b, 0, 0);
 }
 static inline void spy_prim_begin3(spy_vm *v, int prim, uint64_t a,
                                    uint64_t b, uint64_t c) {
-  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_slow_(v, prim, 3, a, b, c, 0);
+  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_(v, prim, 3, a, b, c, 0);
 }
 static inline void spy_prim_begin4(spy_vm *v, int prim, uint64_t a,
                                    uint64_t b, uint64_t c, uint64_t d) {
-  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_slow_(v, prim, 4, a, b, c, d);
+  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_begin_(v, prim, 4, a, b, c, d);
 }
 
 /* Leave the innermost primitive entered with spy_prim_begin*. An end with
 ** no open primitive (its begin came while the profiler was stopped) is
 ** ignored. */
 static inline void spy_prim_end(spy_vm *v) {
-  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_end_slow_(v);
+  if (SPY_UNLIKELY(spy_active_(v))) spy_prim_end_(v);
 }
 
 /* The innermost open primitive (or GC) now runs interpreter code: a
