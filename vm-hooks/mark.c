@@ -165,9 +165,10 @@ void spy_tick_slow_(spy_vm *v) {
 ** this project's KVM guests) is skipped rather than taken at the next
 ** poll: that poll follows a check, a place the profile must not favour.
 ** No time is lost: the skipped grid time goes to a backlog that the next
-** samples take one interval each (hooks.c, due), charged where unbiased
-** samples fall -- spread, so that a stall of 40 intervals is not one
-** sample's lottery. */
+** samples of the interpreter's own code take one interval each (hooks.c,
+** due), charged where unbiased samples fall -- spread, so that a stall of
+** 40 intervals is not one sample's lottery, and not to primitives and
+** GCs, in which no deadline is skipped (their ends watch it). */
 #define SPYH_LEAD_CHECKS 8
 static uint64_t checks_for(uint64_t pace, uint64_t ticks) {
   return pace ? (ticks << 8) / pace : (uint64_t)-1;
