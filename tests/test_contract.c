@@ -554,8 +554,9 @@ RETRYING(polls_dense_sparse) {
   /* The samples are not independent here: a deadline in a 75-115 us
   ** stretch without a check, at a 100 us interval, is often passed
   ** unwatched and its weight goes to a later sample (vm-hooks/mark.c).
-  ** Over 16 idle runs Long>>b's error had sd 1.0 pp (mean +0.5), three
-  ** times the binomial one the suite's tolerance assumes: 2.5 pp more. */
+  ** Long>>b's error over 12 idle runs: mean +0.9 pp, sd 0.6 (16 runs
+  ** beside a busy thread: +0.5, sd 1.0), two to three times the binomial
+  ** sd the suite's tolerance assumes: 2.5 pp more. */
   share_extra_pp = 2.5;
   method_near("dense: Long>>b", pr, h, K_LONG);
   method_near("dense: Short>>a", pr, h, K_SHORT);
@@ -928,11 +929,13 @@ RETRYING(cheap_longest) {
   size_t want = nt < 10 ? (size_t)nt : 10; /* 10 unless starved: retried */
   if (want < 10 || pr->nsteps < want) share_bad++;
   /* Each of the 10 longest steps is a long call, and at least half of
-  ** them are within tol of one: a mark that came late by milliseconds
-  ** puts that call's estimate as far off, which says nothing about the
-  ** estimator, and on this project's VM a thread sleeping 100 us wakes
-  ** over 1 ms late 1.3 % of the time, up to 17 ms (an idle machine); the
-  ** longest estimates are those. (A wrong estimator misses all.) */
+  ** them are within tol of one: a sample missed before a call (a mark
+  ** late by more than the 50 us slack: on this project's VM a thread
+  ** sleeping 100 us wakes over 200 us late 0.1-0.25 % of the time when
+  ** idle, over 1 ms late 1.3 % of the time beside one busy thread) puts
+  ** that call's estimate an interval or more early, and the longest
+  ** estimates are those; that says nothing about the estimator. (A wrong
+  ** estimator misses all.) */
   double tol = 0.5 * (double)pr->interval_ns + 20000 + CLK_ABS_NS;
   size_t matched = 0;
   for (size_t i = 0; i < want && i < pr->nsteps; i++) {
