@@ -494,8 +494,9 @@ static uint64_t due(spy_vm *v, uint64_t now) {
   ** interpreter code went to the primitives in proportion (the long
   ** primitive of mark/leaves_tick_next 1-2 pp over its truth idle, 10 pp
   ** beside a busy thread on its core). */
-  spyH_bracket *c = nest(v) <= SPY_NEST_MAX ? charged(v) : &v->b[0];
-  if (v->tick_backlog && (!c || c->kind == SPYH_B_CALLBACK)) {
+  spyH_bracket *c = charged(v);
+  int in_code = nest(v) <= SPY_NEST_MAX && (!c || c->kind == SPYH_B_CALLBACK);
+  if (v->tick_backlog && in_code) {
     uint64_t b = v->tick_backlog < iv ? v->tick_backlog : iv;
     w += b;
     v->tick_backlog -= b;
