@@ -2,7 +2,7 @@
 check_PROGRAMS += tests/runner
 tests_runner_SOURCES = tests/runner.c tests/test.h \
 	tests/test_core.c tests/test_core.h tests/test_core_exact.c \
-	tests/test_contract.c \
+	tests/test_contract.c tests/test_contract.h tests/test_contract_cost.c \
 	tests/test_profile.c tests/test_profile.h tests/test_profile_bad.c \
 	tests/test_report.c tests/test_report_walk.c \
 	tests/test_report_export.c tests/test_cost.c tests/test_cost.h \

@@ -37,7 +37,7 @@
 
 extern const struct spy_test t_core[], t_core_exact[], t_profile[],
     t_profile_bad[], t_report[], t_cost[], t_st[], t_st_prof[], t_st_cli[],
-    t_st_hostile[], t_native[], t_contract[],
+    t_st_hostile[], t_native[], t_contract[], t_contract_cost[],
     t_cli[], t_export[], t_tui[], t_json[], t_runner[], t_selftest[], t_mark[], t_lua[],
     t_arch[], t_steps[], t_tui_lazy[];
 extern const struct spy_test t_report_walk[], t_report_export[];
@@ -57,6 +57,7 @@ static const struct {
   {"core", t_core, "", 0},
   {"core", t_core_exact, "", 0},
   {"contract", t_contract, "", 0},
+  {"contract", t_contract_cost, "", 0},
   {"profile", t_profile, NULL, 0},
   {"profile", t_profile_bad, NULL, 0},
   {"report", t_report, NULL, 0},
