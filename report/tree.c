@@ -125,6 +125,15 @@ void spyR_tree_free(spyR_tree *t) {
 ** The one walk
 ** --------------------------------------------------------------------- */
 
+void *spyR_stack_room(void *stk, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap) return stk;
+  size_t n = *cap ? *cap : 64;
+  while (n < need) n *= 2;
+  void *ns = realloc(stk, n * size);
+  if (ns) *cap = n;
+  return ns;
+}
+
 /* The walk (report/tree.h). */
 int spyR_tree_walk(spyR_tree *t, uint32_t from, double min,
                    spyR_visit_fn visit, void *ud) {
@@ -145,15 +154,12 @@ int spyR_tree_walk(spyR_tree *t, uint32_t from, double min,
     if (min > 0 && (double)t->n[c].total_ns < min) continue;
     if ((rc = visit(t, c, ud)) <= 0) continue;
     if ((rc = spyR_tree_kids(t, c)) != 0) break;
-    if (sp + 2 > cap) {
-      uint32_t *ns = realloc(stk, 2 * cap * sizeof *ns);
-      if (!ns) {
-        rc = SPY_ENOMEM;
-        break;
-      }
-      stk = ns;
-      cap *= 2;
+    uint32_t *ns = spyR_stack_room(stk, &cap, sp + 2, sizeof *stk);
+    if (!ns) {
+      rc = SPY_ENOMEM;
+      break;
     }
+    stk = ns;
     stk[sp++] = c, stk[sp++] = 0;
   }
   free(stk);

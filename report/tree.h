@@ -203,6 +203,13 @@ typedef struct spyR_tree {
 /* Initialize t for profile p (which must outlive t): process SPYR_ALL when
 ** p has several processes else 0, not inverted, sort by total, threshold
 ** 0; nothing built yet. */
+/* The explicit stacks of the iterative walks (tree.c, tsearch.c,
+** trows.c): stk (of *cap elements of `size` bytes) with room for `need`,
+** grown by doubling; NULL when out of memory (stk is then unchanged, and
+** still the caller's to free). */
+SPY_INTERNAL void *spyR_stack_room(void *stk, size_t *cap, size_t need,
+                                   size_t size);
+
 SPY_INTERNAL void spyR_tree_init(spyR_tree *t, const spy_profile *p);
 SPY_INTERNAL void spyR_tree_free(spyR_tree *t);
 

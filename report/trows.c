@@ -255,15 +255,12 @@ static int count(spyR_tree *t, uint32_t n, size_t *budget) {
       else spent = 1;
     }
     if ((rc = spyR_tree_kids(t, c)) != 0) break;
-    if (sp == cap) {
-      cframe *ns = realloc(stk, 2 * cap * sizeof *ns);
-      if (!ns) {
-        rc = SPY_ENOMEM;
-        break;
-      }
-      stk = ns;
-      cap *= 2;
+    cframe *ns = spyR_stack_room(stk, &cap, sp + 1, sizeof *stk);
+    if (!ns) {
+      rc = SPY_ENOMEM;
+      break;
     }
+    stk = ns;
     stk[sp++] = (cframe){c, 0, 0};
   }
   free(stk);

@@ -171,15 +171,12 @@ static int rwalk(spyR_tree *t, uint32_t from, stepper *s) {
     int e = bwd_enter(t, c, s);
     if (!e) continue;
     if (e == 2 && (rc = spyR_tree_kids(t, c)) != 0) break;
-    if (sp + 2 > cap) {
-      uint32_t *ns = realloc(stk, 2 * cap * sizeof *ns);
-      if (!ns) {
-        rc = SPY_ENOMEM;
-        break;
-      }
-      stk = ns;
-      cap *= 2;
+    uint32_t *ns = spyR_stack_room(stk, &cap, sp + 2, sizeof *stk);
+    if (!ns) {
+      rc = SPY_ENOMEM;
+      break;
     }
+    stk = ns;
     stk[sp++] = c, stk[sp++] = e == 2 ? t->n[c].nkids : 0;
   }
   free(stk);
