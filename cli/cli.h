@@ -37,6 +37,7 @@ typedef struct cli_run_opts {
   int browse, live;   /* --browse, --live (tui/) */
   int marker;         /* --marker: index in "tick|thread|signal", or -1 */
   int cpu_clock;      /* --clock: index in "wall|cpu" */
+  int exact_prims;    /* --exact-prims */
   int lang;           /* --lang: index in "st|lua", -1: by name */
   int co_each;        /* --coroutine-each (Lua) */
 } cli_run_opts;

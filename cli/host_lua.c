@@ -10,8 +10,7 @@
 ** Environment, for tests and bench/lua only: SPYON_LUA_HOOK=count:N|none
 ** (the alternatives to the signal-armed hook), SPYON_LUA_TIMER=cpu,
 ** SPYON_LUA_ADAPT=0 (the timer never slows down: hosts/lua/lspy.c),
-** SPYON_LUA_TIMES=1 (print this thread's CPU time on stderr at the end),
-** SPYON_EXACT_PRIMS=1 (time every primitive call).
+** SPYON_LUA_TIMES=1 (print this thread's CPU time on stderr at the end).
 */
 #include "config.h"
 
@@ -62,7 +61,6 @@ static int lua_run(const char *script, int argc, char **argv,
   lspy_on_exit(s, on_exit_report, s);
   if (so) {
     spy_options o = *so;
-    if (getenv("SPYON_EXACT_PRIMS")) o.exact_prims = 1;
     cli_block_stop_signals(1); /* the sampler thread inherits the mask */
     int rc = lspy_start(s, &o);
     cli_block_stop_signals(0);

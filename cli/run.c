@@ -72,6 +72,9 @@ static const cli_opt run_opts[] = {
   {"--clock", NULL, "wall|cpu", "what a sample weighs: wall time (default) "
    "or the\ninterpreter thread's own CPU time", cli_set_choice,
    offsetof(cli_run_opts, cpu_clock), 0, 0, "wall|cpu", 0, 0},
+  {"--exact-prims", NULL, NULL, "time every primitive call (default: "
+   "totals estimated\nfrom the samples, calls counted exactly)", cli_set_on,
+   offsetof(cli_run_opts, exact_prims), 0, 0, NULL, 0, 0},
   {"--no-profile", NULL, NULL, "run without profiling (hooks stopped)",
    cli_set_off, offsetof(cli_run_opts, profile), 0, 0, NULL, 0, 0},
   {"--browse", NULL, NULL, "browse the profile in the terminal when the "
@@ -269,7 +272,7 @@ void cli_run_report_now(spy_profile *p) {
 }
 
 int cli_run(int argc, char **argv) {
-  cli_run_opts o = {NULL, 100, 0.5, 0, 0, 1, 0, 0, 0, 0, -1, 0, -1, 0};
+  cli_run_opts o = {NULL, 100, 0.5, 0, 0, 1, 0, 0, 0, 0, -1, 0, 0, -1, 0};
   cli_args a;
   int r = cli_parse(&run_cmd, argc, argv, &o, &a);
   if (r >= 0) return r;
@@ -323,6 +326,7 @@ int cli_run(int argc, char **argv) {
               : h->ticks    ? SPY_MARKER_TICK
                             : SPY_MARKER_THREAD;
   so.clock = o.cpu_clock ? SPY_CLOCK_CPU : SPY_CLOCK_WALL;
+  so.exact_prims = o.exact_prims;
   spy_profile *p = NULL;
   cur_opts = &o, cur_argc = argc - a.rest, cur_argv = argv + a.rest;
   cur_reported = 0;

@@ -172,8 +172,10 @@ typedef struct spy_options {
   ** (1 + ln(calls / reservoir)) calls of a SPY_PRIM_COST primitive are
   ** timed); call counts are exact, each primitive's total time is
   ** estimated from the samples that fell inside it (the profile marks it
-  ** SPY_PRIM_ESTIMATED), and a long call no timed is measured from the
-  ** first sample inside it (within half an interval). 1: every call is
+  ** SPY_PRIM_ESTIMATED), and a call not timed that a sample fell in is
+  ** measured from the deadline before that sample, a lower bound within
+  ** an interval of its time (so maxima and the longest steps find the long
+  ** calls and never make a short one long). 1: every call is
   ** timed (two clock reads each) and totals, maxima and the longest steps
   ** are exact. */
   int exact_prims;

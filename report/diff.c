@@ -33,7 +33,6 @@
 #include <spyon/report.h>
 
 #include "report/format.h"
-#include <spyon/report.h>
 #include "report/walk.h"
 
 #include <math.h>
@@ -238,14 +237,6 @@ static double mean_weight(const spy_profile *p) {
   return 0;
 }
 
-/* Variance of a time estimated from k samples totalling ns, w0 the
-** interval (see the top of the file). */
-static double variance(double ns, double k, double w0) {
-  double w = k > 0 ? ns / k : w0;
-  if (w0 > 0 && w > w0) w = w0;
-  return (k + 1) * w * w;
-}
-
 /* The lines of one table (self: 1, total: 0), ranked, with their noise. */
 static line *rank(const table *t, int self, const double w0[2], double *z) {
   line *l = calloc(t->n ? t->n : 1, sizeof *l);
@@ -263,8 +254,8 @@ static line *rank(const table *t, int self, const double w0[2], double *z) {
   }
   *z = z_two_sided(0.05 / (double)(m ? m : 1));
   for (size_t i = 0; i < t->n; i++) {
-    double sd = sqrt(variance(l[i].a, l[i].ka, w0[0]) +
-                     variance(l[i].b, l[i].kb, w0[1]));
+    double sd = sqrt(spyR_time_var(l[i].a, l[i].ka, w0[0]) +
+                     spyR_time_var(l[i].b, l[i].kb, w0[1]));
     l[i].noise = *z * sd;
     l[i].significant = fabs(l[i].delta) > l[i].noise;
   }

@@ -157,6 +157,12 @@ double spyR_pct(uint64_t ns, uint64_t base) {
   return base ? 100.0 * (double)ns / (double)base : 0.0;
 }
 
+double spyR_time_var(double ns, double k, double w0) {
+  double w = k > 0 ? ns / k : w0;
+  if (w0 > 0 && w > w0) w = w0;
+  return (k + 1) * w * w;
+}
+
 /* ------------------------------------------------------------------------
 ** Labels and columns
 ** --------------------------------------------------------------------- */

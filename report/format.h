@@ -72,6 +72,12 @@ SPY_INTERNAL uint64_t spyR_base_ns(const spy_profile *p);
 /* 100 * ns / base, 0 when base is 0. */
 SPY_INTERNAL double spyR_pct(uint64_t ns, uint64_t base);
 
+/* Variance (ns^2) of a time estimated from k samples totalling ns, w0 the
+** sampling interval: samples fall into a frame like a Poisson process and
+** about one interval of each one's weight is guessed, so (k + 1) * w^2
+** with w = min(ns / k, w0) (report/diff.c explains it in full). */
+SPY_INTERNAL double spyR_time_var(double ns, double k, double w0);
+
 /* Append the label of frame `frame` (see the table above); "?" for an
 ** index out of range. */
 SPY_INTERNAL void spyR_label(spyR_buf *b, const spy_profile *p,

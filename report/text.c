@@ -12,7 +12,6 @@
 #include <spyon/report.h>
 
 #include "report/format.h"
-#include <spyon/report.h>
 #include "report/walk.h"
 
 #include <math.h>
@@ -206,15 +205,19 @@ static int leaves(ctx *c) {
 
 #define TABLE_HEAD "    calls   total ms     mean us      max us  wall %"
 #define TABLE_INDENT 56 /* columns before the name */
+#define TABLE_HEAD_PM "    calls   total ms     +- ms     mean us      max us  wall %"
+#define TABLE_INDENT_PM 66
 
-/* "calls total-ms mean-us max-us wall%" in fixed columns. */
+/* "calls total-ms mean-us max-us wall%" in fixed columns; with pm_ns >= 0,
+** "+- ms" after the total (TABLE_HEAD_PM). */
 static void table_row(ctx *c, uint64_t calls, uint64_t total_ns,
-                      uint64_t max_ns) {
-  char n1[32], n2[48], n3[48], n4[48];
+                      double pm_ns, uint64_t max_ns) {
+  char n1[32], n2[48], n3[48], n4[48], n5[48];
   double mean_us = calls ? (double)total_ns / (double)calls / 1000.0 : 0;
-  fprintf(c->f, "%9s %10s %11s %11s %7.2f", spyR_fmt_group(n1, calls),
-          spyR_fmt_fixed(n2, (double)total_ns / 1e6, 1),
-          spyR_fmt_fixed(n3, mean_us, 1),
+  fprintf(c->f, "%9s %10s", spyR_fmt_group(n1, calls),
+          spyR_fmt_fixed(n2, (double)total_ns / 1e6, 1));
+  if (pm_ns >= 0) fprintf(c->f, " %9s", spyR_fmt_fixed(n5, pm_ns / 1e6, 1));
+  fprintf(c->f, " %11s %11s %7.2f", spyR_fmt_fixed(n3, mean_us, 1),
           spyR_fmt_fixed(n4, (double)max_ns / 1000.0, 1),
           spyR_pct(total_ns, c->p->wall_ns));
 }
@@ -258,10 +261,22 @@ static int prims(ctx *c) {
     free(ix);
     return 0;
   }
-  fputs(TABLE_HEAD "  name\n", c->f);
+  /* Cheap accounting (SPY_PRIM_ESTIMATED): totals come from the samples
+  ** that fell in each primitive, about total / interval of them; the
+  ** column after the total is the half-width of its 95 % interval, and
+  ** the maxima are lower bounds (include/spyon.h, exact_prims). */
+  int est = 0;
+  for (size_t k = 0; k < n; k++) est |= !!(p->prims[ix[k]].flags & SPY_PRIM_ESTIMATED);
+  double w = (double)p->interval_ns;
+  fputs(est ? TABLE_HEAD_PM "  name\n" : TABLE_HEAD "  name\n", c->f);
   for (size_t k = 0; k < n; k++) {
     const spy_profile_prim *pr = &p->prims[ix[k]];
-    table_row(c, pr->calls, pr->total_ns, pr->max_ns);
+    double pm = -1, t = (double)pr->total_ns;
+    if (est)
+      pm = pr->flags & SPY_PRIM_ESTIMATED && w > 0
+               ? 1.96 * sqrt(spyR_time_var(t, t / w, w))
+               : 0;
+    table_row(c, pr->calls, pr->total_ns, pm, pr->max_ns);
     spyR_buf_clear(&c->lab);
     spyR_buf_puts_esc(&c->lab, pr->name ? pr->name : "?");
     spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);
@@ -269,10 +284,13 @@ static int prims(ctx *c) {
     if (pr->model && *pr->model) {
       spyR_buf_clear(&c->lab);
       spyR_buf_puts_esc(&c->lab, pr->model);
-      fprintf(c->f, "%*smodel: %s\n", TABLE_INDENT, "",
-              spyR_buf_str(&c->lab));
+      fprintf(c->f, "%*smodel: %s\n", est ? TABLE_INDENT_PM : TABLE_INDENT,
+              "", spyR_buf_str(&c->lab));
     }
   }
+  if (est)
+    fputs("(totals estimated from the samples, +- their 95 % interval; "
+          "max: a lower bound;\n --exact-prims times every call)\n", c->f);
   free(ix);
   return 0;
 }
@@ -389,7 +407,7 @@ static void gc(ctx *c) {
     return;
   }
   fputs("    count   total ms     mean us      max us  wall %\n", c->f);
-  table_row(c, c->p->gc.count, c->p->gc.total_ns, c->p->gc.max_ns);
+  table_row(c, c->p->gc.count, c->p->gc.total_ns, -1, c->p->gc.max_ns);
   fputc('\n', c->f);
 }
 
@@ -445,7 +463,7 @@ static int regions(ctx *c) {
     if (r == SPY_NONE) break;
     seen[r] = 1;
     const spy_profile_region *rg = &p->regions[r];
-    table_row(c, rg->calls, rg->total_ns, rg->max_ns);
+    table_row(c, rg->calls, rg->total_ns, -1, rg->max_ns);
     spyR_buf_clear(&c->lab);
     spyR_buf_puts_esc(&c->lab, rg->name ? rg->name : "?");
     spyR_truncate(&c->lab, c->o->width > 0 ? (size_t)c->o->width : 0);

@@ -356,9 +356,8 @@ static void t_sort_comparator(void) {
   double v[3];
   T_EQ_INT(truth("gt_sort.lua", v, 3), 3);
   T_ASSERT(v[1] / (v[0] + v[1]) > 0.8);
-  setenv("SPYON_EXACT_PRIMS", "1", 1);
-  spy_profile *p = profile_of("", "gt_sort.lua", "run");
-  unsetenv("SPYON_EXACT_PRIMS");
+  spy_profile *p = profile_of("--exact-prims", "gt_sort.lua", "run");
+  T_ASSERT(!(p->prims[0].flags & SPY_PRIM_ESTIMATED));
   const char *sort[] = {"main chunk (gt_sort.lua)",
                         "timed_sort (gt_sort.lua:17)", "table.sort", NULL};
   const char *cmp[] = {"main chunk (gt_sort.lua)",

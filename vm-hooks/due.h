@@ -9,6 +9,9 @@
 **   marked_upto  the marking side's clock when it marked (release), and
 **   trap         "a sample is due" (release),
 **
+** (and before both marked_first, the clock of the first mark since the
+** interpreter thread last took one: a pending mark renewed keeps it),
+**
 ** and the interpreter thread, in the slow path the trap sends it to,
 ** exchanges trap back to 0 with acquire and only then reads marked_upto:
 ** the acquire pairs with the trap's release, so a consumed mark always
@@ -85,6 +88,10 @@ static inline void spyH_raise(spy_vm *v) {
 
 /* A grid point has passed: mark v's sample due as of `now` (ticks). */
 static inline void spyH_mark(spy_vm *v, uint64_t now) {
+  uint64_t none = 0;
+  atomic_compare_exchange_strong_explicit(&v->marked_first, &none, now,
+                                          memory_order_relaxed,
+                                          memory_order_relaxed);
   atomic_store_explicit(&v->marked_upto, now, memory_order_release);
   spyH_raise(v);
 }
@@ -127,9 +134,14 @@ static inline void spyH_set_active(spy_vm *v, int on) {
 
 /* ---- the interpreter thread's side ------------------------------------- */
 
-/* Consume a pending mark: 1 if there was one. */
+/* Consume a pending mark: 1 if there was one; v->mark_first is when it
+** was first made (0: not known -- a mark made between the trap's exchange
+** and marked_first's leaves marked_first set, and is found as this one). */
 static inline int spyH_take(spy_vm *v) {
-  return __atomic_exchange_n(&v->hot.trap_, 0, __ATOMIC_ACQUIRE) != 0;
+  int t = __atomic_exchange_n(&v->hot.trap_, 0, __ATOMIC_ACQUIRE) != 0;
+  v->mark_first = atomic_exchange_explicit(&v->marked_first, 0,
+                                           memory_order_relaxed);
+  return t;
 }
 
 /* Near the deadline (interpreter thread, tick marker): make every hook
@@ -204,8 +216,12 @@ static inline int spyH_take_at(spy_vm *v, uint64_t now) {
       !spyH_near_due(v, now))
     return 0;
   int t = __atomic_exchange_n(&v->hot.trap_, 0, __ATOMIC_ACQUIRE);
-  if (t == SPYH_NEAR)
+  v->mark_first = atomic_exchange_explicit(&v->marked_first, 0,
+                                           memory_order_relaxed);
+  if (t == SPYH_NEAR) {
     atomic_store_explicit(&v->marked_upto, now, memory_order_release);
+    v->mark_first = now;
+  }
   return t != 0;
 }
 

@@ -515,20 +515,27 @@ static uint64_t due(spy_vm *v, uint64_t now) {
 static void take_due(spy_vm *v, uint64_t now, int is_poll) {
   if (!is_poll && !poll_mode(v)) return;
   if (!spyH_take_at(v, now)) return;
-  uint64_t before = v->last;
+  /* Cheap accounting: primitives that run now and were not timed began
+  ** after the previous sample (which would have timed them), and before
+  ** the sample could be taken: with spy_tick_next, before the deadline
+  ** that followed it (their begin watches it); otherwise before the first
+  ** mark (their begin takes a mark). Their clock starts there: their
+  ** measured time is a lower bound, within an interval and the mark's
+  ** latency of the truth, so that a long call is still found among the
+  ** longest steps and a short one never is. (Started half way between
+  ** the samples, an unbiased guess, every sampled 0.2 us call of
+  ** examples/largeint.st became a step of half an interval: the longest
+  ** steps and every primitive's maximum were those guesses.) */
+  uint64_t late = v->tick_at ? v->deadline : v->mark_first;
+  if (!late || late > now) late = now;
   uint64_t w = due(v, now);
   if (!w) return;
-  /* Cheap accounting: primitives that run now and were not timed began
-  ** after the previous sample (which would have timed them) and before
-  ** the first grid point after it: start their clock half way. */
-  uint64_t est = before + v->cfg->interval / 2;
-  if (est > now) est = now;
   for (uint32_t i = tracked(v); i-- > 0;) {
     spyH_bracket *b = &v->b[i];
     if (b->kind == SPYH_B_CALLBACK) break;
     if (b->kind == SPYH_B_PRIM && !b->timed) {
       b->timed = 1;
-      b->t0 = est;
+      b->t0 = late;
     }
   }
   emit_sample(v, w);

@@ -181,6 +181,8 @@ struct spy_vm {
   atomic_uint_least64_t deadline_pub; /* deadline, for the marking side */
   atomic_uint_least64_t marked_upto;  /* the marking side's clock when it
                                          last marked (vm-hooks/due.h) */
+  atomic_uint_least64_t marked_first; /* ... when it first marked since the
+                                         last take, 0 if not since */
   /* Stops made by other threads, to charge up to at the next slow path
   ** (vm-hooks/due.h): a single-producer ring, counts written and read. */
   spyH_stop stopq[SPYH_STOPS];
@@ -223,6 +225,7 @@ struct spy_vm {
   uint64_t cpu_last;         /* CPU clock: thread CPU ticks charged up to */
   uint64_t cpu_epoch;        /* the run cpu_last belongs to */
   uint64_t deadline;         /* next grid point */
+  uint64_t mark_first;       /* marked_first of the mark last taken */
   /* spy_tick_next (vm-hooks/mark.c): when the host's previous tick ran
   ** (in the program's time), its checks' pace (ticks per check, x 256),
   ** how long before the deadline the hooks start reading the clock; the
