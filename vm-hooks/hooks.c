@@ -459,10 +459,14 @@ static void adopt_run(spy_vm *v, uint64_t epoch, uint64_t origin) {
   st(&v->deadline_pub, v->deadline);
   if (!v->tracking) forget_brackets(v);
   v->tracking = 1;
-  /* The inline fast paths push and pop primitives' brackets exactly as
-  ** the slow paths do; not when every end must time (exact accounting) or
-  ** publish the primitive (native stacks). */
-  v->hot.fast_ = !c->exact_prims && !c->native;
+  /* The inline fast paths push and pop primitives' and callbacks'
+  ** brackets exactly as the slow paths do; not when every end must time
+  ** (exact accounting) or publish the primitive (native stacks). A
+  ** callback of a timed primitive reads the clock inline only if it is
+  ** the TSC. */
+  v->hot.fast_ = c->exact_prims || c->native ? 0
+                 : spyH_clock.use_tsc        ? 1 | SPY_FAST_TSC_
+                                             : 1;
   spyH_until(v);
   changed(v);
 }

@@ -150,7 +150,8 @@ enum { SPYH_B_PRIM = 1, SPYH_B_CALLBACK, SPYH_B_GC, SPYH_B_REGION };
 **   excl     PRIM, GC: ticks not its own (callbacks, switched out)
 **   size     PRIM */
 typedef spy_bracket_ spyH_bracket;
-_Static_assert(SPYH_B_PRIM == SPY_B_PRIM_, "the inline hooks' bracket kind");
+_Static_assert(SPYH_B_PRIM == SPY_B_PRIM_ && SPYH_B_CALLBACK == SPY_B_CALLBACK_,
+               "the inline hooks' bracket kinds");
 _Static_assert(SPYH_DEPTH_UNKNOWN == SPY_DEPTH_UNKNOWN_, "and depth");
 
 /* A stop made by another thread: when, and the run it ended. */

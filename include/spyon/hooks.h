@@ -73,6 +73,8 @@ typedef struct spy_bracket_ {
   uint64_t size[4];
 } spy_bracket_;
 #define SPY_B_PRIM_ 1                 /* bracket kind: a primitive */
+#define SPY_B_CALLBACK_ 2             /* ... a callback */
+#define SPY_FAST_TSC_ 2               /* spy_hot_.fast_: the clock is the TSC */
 #define SPY_DEPTH_UNKNOWN_ UINT64_MAX /* bracket depth: not yet walked */
 
 /* The first bytes of every spy_vm: what the inline hooks read. Private:
@@ -84,8 +86,9 @@ typedef struct spy_hot_ {
   int trap_;     /* nonzero: a sample is due (set by the marking side) */
   int active_;   /* nonzero while this thread is profiled */
   unsigned nest_;/* open brackets of the running process */
-  int fast_;     /* nonzero: primitives' begins and ends may inline (the
-                    library sets it; written by this thread only) */
+  int fast_;     /* nonzero: primitives' and callbacks' begins and ends
+                    may inline; SPY_FAST_TSC_ set: the clock is the TSC
+                    (the library sets it; written by this thread only) */
   uint64_t until_;    /* spy_tick_next hosts: the clock (TSC) before which
                          a primitive's ends need not read it; UINT64_MAX
                          for the other markers */
@@ -366,6 +369,58 @@ static inline void spy_prim_end_(spy_vm *v) {
   }
   spy_prim_end_slow_(v);
 }
+/* A callback's fast path: its primitive (the innermost bracket) has been
+** placed in the stack already (its first callback walked it), no sample
+** is due and no deadline near. A timed primitive's own time excludes its
+** callbacks: their begin and end read the clock then. */
+static inline uint64_t spy_tsc_(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_ia32_rdtsc();
+#else
+  return 0;
+#endif
+}
+static inline void spy_callback_begin_(spy_vm *v) {
+  spy_hot_ *h = SPY_HOT_(v);
+  unsigned i = h->nest_;
+  if (h->fast_ && i - 1 < SPY_NEST_MAX - 1 && !SPY_LOAD_RELAXED_(&h->trap_) &&
+      spy_clock_ok_(h)) {
+    const spy_bracket_ *o = &h->b_[i - 1];
+    if (o->kind == SPY_B_PRIM_ && o->depth != SPY_DEPTH_UNKNOWN_ &&
+        (!o->timed || (h->fast_ & SPY_FAST_TSC_))) {
+      spy_bracket_ *k = &h->b_[i];
+      k->kind = SPY_B_CALLBACK_;
+      k->nsizes = 0;
+      k->timed = 0;
+      k->id = -1;
+      k->gc0 = 0;
+      k->depth = SPY_DEPTH_UNKNOWN_;
+      k->prio = 0;
+      k->excl = 0;
+      k->t0 = o->timed ? spy_tsc_() : 0;
+      SPY_STORE_RELAXED_(&h->nest_, i + 1);
+      return;
+    }
+  }
+  spy_callback_begin_slow_(v);
+}
+static inline void spy_callback_end_(spy_vm *v) {
+  spy_hot_ *h = SPY_HOT_(v);
+  unsigned n = h->nest_;
+  if (h->fast_ && n - 2 < SPY_NEST_MAX - 1 && !SPY_LOAD_RELAXED_(&h->trap_)) {
+    const spy_bracket_ *k = &h->b_[n - 1];
+    spy_bracket_ *o = &h->b_[n - 2];
+    if (k->kind == SPY_B_CALLBACK_ && o->kind == SPY_B_PRIM_) {
+      if (k->t0 && o->timed) {
+        uint64_t t = spy_tsc_();
+        o->excl += t > k->t0 ? t - k->t0 : 0;
+      }
+      SPY_STORE_RELAXED_(&h->nest_, n - 1);
+      return;
+    }
+  }
+  spy_callback_end_slow_(v);
+}
 #else /* no atomic builtins: the slow paths only */
 static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
                                    uint64_t a, uint64_t b, uint64_t c,
@@ -373,6 +428,10 @@ static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
   spy_prim_begin_slow_(v, prim, n, a, b, c, d);
 }
 static inline void spy_prim_end_(spy_vm *v) { spy_prim_end_slow_(v); }
+static inline void spy_callback_begin_(spy_vm *v) {
+  spy_callback_begin_slow_(v);
+}
+static inline void spy_callback_end_(spy_vm *v) { spy_callback_end_slow_(v); }
 #endif
 
 /* Enter primitive prim (an id from spy_prim_register) with 0..4 operand
@@ -411,10 +470,10 @@ static inline void spy_prim_end(spy_vm *v) {
 ** non-locally, spy_nest_unwind closes the callback with the rest. Nest to
 ** any depth (primitive, callback, primitive, callback, ...). */
 static inline void spy_callback_begin(spy_vm *v) {
-  if (SPY_UNLIKELY(spy_active_(v))) spy_callback_begin_slow_(v);
+  if (SPY_UNLIKELY(spy_active_(v))) spy_callback_begin_(v);
 }
 static inline void spy_callback_end(spy_vm *v) {
-  if (SPY_UNLIKELY(spy_active_(v))) spy_callback_end_slow_(v);
+  if (SPY_UNLIKELY(spy_active_(v))) spy_callback_end_(v);
 }
 
 /* Non-local exits. At a catch point (setjmp, pcall, try), save the nesting;
