@@ -101,8 +101,15 @@ int spy_cost_annotate_profile(spy_profile *p, const spy_cost_options *o) {
     spyC_buf b = {0};
     spyC_bprintf(&b, "%s ns", f->fitted);
     /* R^2 < 0: the model predicts worse than the mean time would; say so
-    ** beside it rather than let it pass for a cost. */
-    if (f->r2 < 0)
+    ** beside it rather than let it pass for a cost. A constant (the
+    ** median: the time does not follow the sizes) claims no fit to judge:
+    ** with skewed times its R^2 is just below 0, and the caveat read as if
+    ** every such primitive's figure were wrong. */
+    if (f->family && !strcmp(f->family, "const")) {
+      if (p->prims[src].nsizes)
+        spyC_bprintf(&b, "  (constant: no dependence on the sizes found)");
+    }
+    else if (f->r2 < 0)
       spyC_bprintf(&b, "  (R^2 %.2f < 0: worse than the mean; not a "
                        "usable model)", f->r2);
     char *text = spyC_btake(&b);
