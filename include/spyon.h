@@ -168,14 +168,15 @@ typedef struct spy_options {
   unsigned saved_processes;
   /* Primitive accounting. 0 (default): cheap. spy_prim_begin/end read no
   ** clock unless a sample is due or the call is one of a random subset
-  ** timed for cost observations (priority sampling: about reservoir *
-  ** (1 + ln(calls / reservoir)) calls of a SPY_PRIM_COST primitive are
-  ** timed); call counts are exact, each primitive's total time is
-  ** estimated from the samples that fell inside it (the profile marks it
-  ** SPY_PRIM_ESTIMATED), and a call not timed that a sample fell in is
-  ** measured from the deadline before that sample, a lower bound within
-  ** an interval of its time (so maxima and the longest steps find the long
-  ** calls and never make a short one long). 1: every call is
+  ** timed for cost observations (priority sampling: at most reservoir *
+  ** (1 + ln(calls / reservoir)) calls of a SPY_PRIM_COST primitive, and
+  ** fewer where obs_budget says so); call counts are exact, each
+  ** primitive's total time is estimated from the samples that fell inside
+  ** it (the profile marks it SPY_PRIM_ESTIMATED), and a call not timed
+  ** that a sample fell in is measured from where it must have begun by, a
+  ** lower bound within an interval of its time (so maxima and the longest
+  ** steps find the long calls and never make a short one long). 1: every
+  ** call is
   ** timed (two clock reads each) and totals, maxima and the longest steps
   ** are exact. */
   int exact_prims;
@@ -190,6 +191,16 @@ typedef struct spy_options {
   ** intervals the thread would do nothing but take signals. */
   spy_marker marker;
   spy_clock clock;         /* default SPY_CLOCK_WALL */
+  /* Cheap accounting: the share of a cost-recording primitive's own time
+  ** that timing its calls for cost observations may cost (about 250 ns a
+  ** call timed, all told). Each call is timed with probability min(1,
+  ** obs_budget * its mean time / 250 ns), the mean from the calls timed so
+  ** far: a primitive of 0.2 us calls has about one call in a hundred
+  ** timed, one of 2 ms calls every call, and the reservoir of a cheap
+  ** primitive fills only after reservoir / that probability calls. The
+  ** observations stay a uniform sample of the calls. Default 0.01; 0: no
+  ** limit but the reservoir's; 0 .. 1. */
+  double obs_budget;
 } spy_options;
 
 /* Fill *o with the defaults above. */

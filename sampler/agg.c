@@ -76,7 +76,19 @@ typedef struct reservoir {
   res_entry *heap;
   uint32_t n;
   uint64_t offered;
+  /* The timing budget (cheap accounting, spyS_agg_obs): the offered
+  ** calls' ticks, and the priority cap they set (0: none yet). */
+  double sum;
+  uint64_t cap;
 } reservoir;
+
+/* What timing one call for a cost observation costs all told: the
+** begin's and end's slow paths and the record (~100 ns), the sampler's
+** offer (~130 ns; perf of examples/largeint.st on the project's machine).
+** The cap (spy_options.obs_budget) is set once OBS_CAP_N calls have been
+** offered. */
+#define OBS_COST_NS 250
+#define OBS_CAP_N 64
 
 struct spyS_cache {
   uint64_t *raw; /* the previous SAMPLE's keys, as the thread sent them */
@@ -463,11 +475,37 @@ static void res_up(reservoir *r, uint32_t i, res_entry e) {
   r->heap[i] = e;
 }
 
+/* The priority cap that keeps r's timing within the budget's share of the
+** primitive's time: a call is timed with probability min(1, budget * mean
+** / cost), the mean from the calls offered so far (a uniform sample of the
+** calls). The cap only falls. */
+static void res_cap(reservoir *r, double budget, double cost_ticks) {
+  if (r->offered < OBS_CAP_N || r->offered % OBS_CAP_N) return;
+  double frac = budget * (r->sum / (double)r->offered) / cost_ticks;
+  if (frac >= 1) return;
+  uint64_t c = (uint64_t)(frac * 18446744073709551616.0);
+  if (c == 0) c = 1;
+  if (!r->cap || c < r->cap) r->cap = c;
+}
+
+/* The calls' threshold: the k-th smallest priority once the reservoir is
+** full, or the cap if lower (UINT64_MAX: neither). */
+static uint64_t res_threshold(const reservoir *r, uint32_t k) {
+  uint64_t t = r->n == k ? r->heap[0].prio : UINT64_MAX;
+  return r->cap && r->cap < t ? r->cap : t;
+}
+
 /* The consumer's half of priority sampling: keep the observation if its
-** priority is among the k smallest so far, and publish the k-th smallest
-** as the threshold under which the hooks offer calls (vm-hooks/hooks.c).
-** The threshold only falls, so a call not offered could never have been
-** kept: the reservoir is a uniform sample of all calls of all threads. */
+** priority is below the threshold and among the k smallest so far, and
+** publish the threshold under which the hooks offer calls (hooks.c). The
+** threshold only falls, so a call not offered could never have been
+** kept, and the build keeps only the entries under the final threshold
+** (the cap may have fallen below some kept earlier): the reservoir is a
+** uniform sample of all calls of all threads -- every call whose priority
+** is under the final threshold. With cheap accounting the cap keeps the
+** timing within its budget: a primitive of 0.2 us calls has about one
+** call in a hundred timed, one of 2 ms calls every call; the reservoir of
+** a cheap primitive fills only once it has had k / cap calls. */
 void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
   const spyH_obs_rec *o = (const spyH_obs_rec *)rec;
   uint32_t k = a->cfg->reservoir;
@@ -485,11 +523,14 @@ void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
     }
   }
   r->offered++;
-  res_entry e = {o->prio, r->n};
-  if (r->n == k) { /* full: replace the largest priority, if above */
-    if (o->prio >= r->heap[0].prio) return;
-    e.slot = r->heap[0].slot;
+  if (a->cfg->obs_budget > 0) {
+    r->sum += (double)o->ticks;
+    res_cap(r, a->cfg->obs_budget, (double)spyH_ns_to_ticks(OBS_COST_NS));
   }
+  uint64_t before = res_threshold(r, k);
+  if (o->prio >= before) return; /* offered under an older threshold */
+  res_entry e = {o->prio, r->n};
+  if (r->n == k) e.slot = r->heap[0].slot; /* full: replace the largest */
   spy_obs *ob = &r->obs[e.slot];
   memcpy(ob->size, o->size, sizeof ob->size);
   ob->ns = o->ticks;
@@ -500,9 +541,9 @@ void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
     r->n++;
     res_up(r, r->n - 1, e);
   }
-  if (r->n == k)
-    atomic_store_explicit(&a->cfg->obs_tau[o->prim], r->heap[0].prio,
-                          memory_order_relaxed);
+  uint64_t t = res_threshold(r, k);
+  if (t != UINT64_MAX)
+    atomic_store_explicit(&a->cfg->obs_tau[o->prim], t, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------------
@@ -812,14 +853,17 @@ int spyS_agg_build(const spyS_agg *a, spy_profile *p, spyS_namer namer,
   for (size_t i = 0; i < p->nprims && i < a->cfg->max_prims; i++) {
     const reservoir *r = &a->res[i];
     spy_profile_prim *d = &p->prims[i];
-    d->nobs = r->n;
     d->obs_offered = r->offered;
     d->obs = spyP_calloc(p, r->n, sizeof *d->obs);
     if (!d->obs) return SPY_ENOMEM;
+    uint64_t t = res_threshold(r, a->cfg->reservoir);
+    size_t m = 0;
     for (uint32_t j = 0; j < r->n; j++) {
-      d->obs[j] = r->obs[j];
-      d->obs[j].ns = spyH_ticks_to_ns(r->obs[j].ns);
+      if (r->heap[j].prio >= t && t != r->heap[0].prio) continue;
+      d->obs[m] = r->obs[r->heap[j].slot];
+      d->obs[m++].ns = spyH_ticks_to_ns(r->obs[r->heap[j].slot].ns);
     }
+    d->nobs = m;
   }
   return build_natives(a, p);
 }

@@ -56,6 +56,7 @@ void spy_options_init(spy_options *o) {
   o->saved_processes = 64;
   o->marker = SPY_MARKER_THREAD;
   o->clock = SPY_CLOCK_WALL;
+  o->obs_budget = 0.01;
 }
 
 static int pow2(size_t x) { return x && !(x & (x - 1)); }
@@ -85,6 +86,7 @@ static int check_options(const spy_options *o) {
   if (o->stack_copy > (1u << 26)) return SPY_EINVAL;
   if (o->saved_processes == 0 || o->saved_processes > 65536) return SPY_EINVAL;
   if (o->exact_prims != 0 && o->exact_prims != 1) return SPY_EINVAL;
+  if (!(o->obs_budget >= 0 && o->obs_budget <= 1)) return SPY_EINVAL;
   if (o->marker != SPY_MARKER_THREAD && o->marker != SPY_MARKER_SIGNAL &&
       o->marker != SPY_MARKER_TICK)
     return SPY_EINVAL;
@@ -145,6 +147,7 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   c->stack_copy = o->stack_copy;
   c->saved_processes = o->saved_processes;
   c->exact_prims = o->exact_prims;
+  c->obs_budget = o->exact_prims ? 0 : o->obs_budget;
   c->cpu_clock = o->clock == SPY_CLOCK_CPU;
   c->tick_marker = o->marker == SPY_MARKER_TICK;
   atomic_init(&c->nprims, 0);

@@ -44,12 +44,18 @@ static void *call_many(void *arg) {
 }
 
 /* Two threads call one primitive, one after the other, 20 000 times each
-** with operand sizes 1 and 2. The reservoir (4 096) must be a uniform
-** sample of all 40 000 calls: half of each size within 4 binomial sigmas
-** (3.1 pp). (Per-thread Algorithm R counted each thread's calls apart and
-** kept ~20 % of the first thread's.) */
-static void reservoir_threads(void) {
-  spy_profiler *p = new_prof(0, SPY_MODE_POLL, NULL);
+** with operand sizes 1 and 2. The observations must be a uniform sample
+** of all 40 000 calls: half of each size within 4 binomial sigmas. With no
+** budget the reservoir (4 096) fills (3.1 pp); with the default budget
+** (1 % of the primitive's time, its calls ~0.1 us) only about one call in
+** 250 may be timed, the threshold falls while the first thread calls, and
+** what is kept must still be uniform. (Per-thread Algorithm R counted
+** each thread's calls apart and kept ~20 % of the first thread's.) */
+static void reservoir_threads_with(double budget) {
+  spy_options o;
+  spy_options_init(&o);
+  o.obs_budget = budget;
+  spy_profiler *p = new_prof(0, SPY_MODE_POLL, &o);
   int prim = spy_prim_register(p, "Prim>>shared", "n", SPY_PRIM_COST);
   T_ASSERT(prim >= 0);
   T_EQ_INT(spy_start(p), 0);
@@ -64,15 +70,17 @@ static void reservoir_threads(void) {
   T_EQ_INT(spy_profile_take(p, &pr), 0);
   const spy_profile_prim *pp = &pr->prims[prim];
   T_EQ_INT(pp->calls, 40000);
-  T_EQ_INT(pp->nobs, 4096);
+  if (budget == 0) T_EQ_INT(pp->nobs, 4096);
+  else T_ASSERT(pp->nobs >= 40 && pp->nobs < 4096);
   size_t ones = 0;
   for (size_t i = 0; i < pp->nobs; i++) ones += pp->obs[i].size[0] == 1;
   double f = (double)ones / (double)pp->nobs;
-  fprintf(stderr, "size-1 share %.3f, %llu offered, %llu dropped\n", f,
+  fprintf(stderr, "budget %g: %zu kept, size-1 share %.3f, %llu offered, "
+          "%llu dropped\n", budget, pp->nobs, f,
           (unsigned long long)pp->obs_offered,
           (unsigned long long)pr->obs_dropped);
   T_ASSERT(pp->obs_offered + pr->obs_dropped <= 40000);
-  T_ASSERT(pp->obs_offered >= 4096);
+  T_ASSERT(pp->obs_offered >= pp->nobs);
   /* A sampler starved of CPU (a loaded machine, sanitizers) lets the
   ** observation ring overflow while the first thread offers every call:
   ** the calls dropped then are that thread's, and the sample is no longer
@@ -83,9 +91,14 @@ static void reservoir_threads(void) {
     T_EQ_INT(spy_profiler_free(p), 0);
     T_SKIP("%llu observations dropped: the sampler was starved", dropped);
   }
-  T_NEAR(f, 0.5, 4 * sqrt(0.25 / 4096));
+  T_NEAR(f, 0.5, 4 * sqrt(0.25 / (double)pp->nobs));
   spy_profile_free(pr);
   T_EQ_INT(spy_profiler_free(p), 0);
+}
+
+static void reservoir_threads(void) {
+  reservoir_threads_with(0);
+  reservoir_threads_with(0.01);
 }
 
 /* ------------------------------------------------------------------------

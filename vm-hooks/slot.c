@@ -38,7 +38,16 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
   v->host = *host;
   v->thread = pthread_self();
   v->attached_at = spyH_now();
-  v->hot.rng_ = 0x9e3779b97f4a7c15ull ^ (uintptr_t)v;
+  /* Each slot its own priorities: a slot made where a freed one was (a
+  ** thread attached after another detached) drew the same sequence, and
+  ** the two threads' calls were kept or dropped in pairs. splitmix64 of a
+  ** process-wide count and the clock; never 0 (xorshift's fixed point). */
+  static atomic_uint_least64_t made;
+  uint64_t z = (atomic_fetch_add(&made, 1) + 1) * 0x9e3779b97f4a7c15ull ^
+               v->attached_at;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  v->hot.rng_ = (z ^ (z >> 31)) | 1;
   size_t keys = (size_t)cfg->leaf_cap + cfg->root_cap + 1;
   v->copy_cap = cfg->stack_copy;
   if (v->copy_cap) {

@@ -40,6 +40,7 @@ typedef struct spyH_cfg {
   int native;                /* spy_options.native_stacks */
   uint32_t stack_copy;       /* spy_options.stack_copy */
   int exact_prims;           /* spy_options.exact_prims */
+  double obs_budget;         /* spy_options.obs_budget (0 with exact) */
   int cpu_clock;             /* spy_options.clock == SPY_CLOCK_CPU */
   int tick_marker;           /* spy_options.marker == SPY_MARKER_TICK */
   uint32_t saved_processes;  /* spy_options.saved_processes */
