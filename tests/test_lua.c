@@ -185,15 +185,25 @@ static void t_cli(void) {
 
 /* A 1 MB string.rep then a one-line Lua function, 1500 times: the C call
 ** is > 99.9 % of the truth; it must keep >= 95 % of the profile (and the
-** tiny function, which it precedes, must not take its time). */
+** tiny function, which it precedes, must not take its time). Idle it
+** keeps 97.8-99.3 %; beside a busy build (a clean-clone CI run with work
+** going on beside it) it read 94.6 % once, 95.3 % once: a run under 95 %
+** is tried twice more, and must pass then (a tiny function that took the
+** call's samples would read about half). */
 static void t_prim_then_tiny(void) {
   double v[2];
   T_EQ_INT(truth("gt_prim_tiny.lua", v, 2), 2);
   T_ASSERT(v[0] / (v[0] + v[1]) > 0.99);
-  spy_profile *p = profile_of("", "gt_prim_tiny.lua", "run");
-  double rep = leaf_share(p, "string.rep");
-  double tiny = leaf_share(p, "tiny (gt_prim_tiny.lua:5)");
-  fprintf(stderr, "string.rep %.4f tiny %.4f\n", rep, tiny);
+  spy_profile *p = NULL;
+  double rep = 0, tiny = 0;
+  for (int attempt = 1; attempt <= 3; attempt++) {
+    spy_profile_free(p);
+    p = profile_of("", "gt_prim_tiny.lua", "run");
+    rep = leaf_share(p, "string.rep");
+    tiny = leaf_share(p, "tiny (gt_prim_tiny.lua:5)");
+    fprintf(stderr, "string.rep %.4f tiny %.4f\n", rep, tiny);
+    if (rep >= 0.95 && tiny <= 0.02) break;
+  }
   if (!T_TSAN) { /* TSan slows our code, not liblua: shares shift */
     T_ASSERT(rep >= 0.95);
     T_ASSERT(tiny <= 0.02);
@@ -378,6 +388,64 @@ static void t_sort_comparator(void) {
   }
   T_EQ_INT(prim(p, "table.sort")->calls, 1);
   spy_profile_free(p);
+  /* By default the comparator is not wrapped: a sample in it is found to
+  ** be the comparator's, or table.sort's when its signal came while
+  ** table.sort's own code ran (docs/lua.md). Against the truth: no
+  ** closure's cost to charge to table.sort now, so the comparator's share
+  ** is the truth's less table.sort's calling into Lua, which the truth's
+  ** sort with the default order does not do (measured 0.88-0.90 against
+  ** 0.93-0.94); all samples given to the comparator would read 0.99. */
+  p = profile_of("", "gt_sort.lua", "run");
+  whole = (double)path_ns(p, sort);
+  c = (double)(path_ns(p, cmp) + path_ns(p, cmp2)) / whole;
+  double t = v[1] / (v[0] + v[1]);
+  fprintf(stderr, "found late: comparator %.3f, table.sort %.3f\n", c,
+          1 - c);
+  if (!T_TSAN) {
+    T_ASSERT(c > t - 0.12);
+    T_ASSERT(c < t + 0.03);
+  }
+  spy_profile_free(p);
+}
+
+/* Primitives called from a callback found late: string.rep and a failing
+** string.format (through pcall) inside a sort's comparator, then plain
+** Lua work. string.rep sits under the comparator under table.sort, never
+** directly under table.sort; the work after is the main chunk's callee,
+** nothing left open by the error; and the shares agree with the wrapped
+** callbacks' (SPYON_LUA_WRAP=1) within 8 pp. */
+static void t_nested_in_callback(void) {
+  if (T_TSAN)
+    T_SKIP("under TSan the timer signal that arms Lua's hook is held while "
+           "Lua code runs: no samples of Lua code");
+  const char *rep[] = {"main chunk (gt_nested.lua)",
+                       "sort_it (gt_nested.lua:12)", "table.sort",
+                       "function <gt_nested.lua:7>", "string.rep", NULL};
+  const char *rep2[] = {"main chunk (gt_nested.lua)",
+                        "sort_it (gt_nested.lua:12)", "table.sort",
+                        "cmp (gt_nested.lua:7)", "string.rep", NULL};
+  const char *flat[] = {"main chunk (gt_nested.lua)",
+                        "sort_it (gt_nested.lua:12)", "table.sort",
+                        "string.rep", NULL};
+  const char *after[] = {"main chunk (gt_nested.lua)",
+                         "after (gt_nested.lua:18)", NULL};
+  double r[2], a[2];
+  for (int k = 0; k < 2; k++) {
+    if (k) setenv("SPYON_LUA_WRAP", "1", 1);
+    spy_profile *p = profile_of("", "gt_nested.lua", "");
+    unsetenv("SPYON_LUA_WRAP");
+    double all = (double)total_ns(p);
+    r[k] = (double)(path_ns(p, rep) + path_ns(p, rep2)) / all;
+    a[k] = (double)path_ns(p, after) / all;
+    fprintf(stderr, "%s: string.rep in the comparator %.3f, after %.3f\n",
+            k ? "wrapped" : "found late", r[k], a[k]);
+    T_EQ_INT(path_ns(p, flat), 0);
+    T_ASSERT(r[k] > 0.15);
+    T_ASSERT(a[k] > 0.25);
+    spy_profile_free(p);
+  }
+  T_NEAR(r[0], r[1], 0.08);
+  T_NEAR(a[0], a[1], 0.08);
 }
 
 /* 100k generators of one body function are one process by default; with
@@ -590,6 +658,7 @@ const struct spy_test t_lua[] = {
   {"gsub_callback", t_gsub_callback, 120},
   {"helper_between_calls", t_helper_between_calls, 120},
   {"sort_comparator", t_sort_comparator, 120},
+  {"nested_in_callback", t_nested_in_callback, 120},
   {"coroutine_pingpong", t_coroutine_pingpong, 120},
   {"coroutine_processes", t_coroutine_processes, 120},
   {"deep_recursion", t_deep_recursion, 120},

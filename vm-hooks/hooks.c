@@ -766,13 +766,17 @@ void spy_prim_end_slow_(spy_vm *v) {
 }
 
 /* The clock is read only when a sample is due or the primitive that calls
-** back is timed (its own time excludes the callback's). */
-void spy_callback_begin_slow_(spy_vm *v) {
+** back is timed (its own time excludes the callback's). A callback found
+** late (spy_callback_open: `take` 0) leaves a due sample to the code
+** called back, which has been running since before its mark. */
+static void callback_begin(spy_vm *v, int take) {
   uint64_t tc = cost_begin(v);
   if (!enter(v)) return;
   uint64_t now = tc;
-  watch(v, &now, 1);
-  if (trap_set(v)) take_due(v, clock_once(&now), 0);
+  if (take) {
+    watch(v, &now, 1);
+    if (trap_set(v)) take_due(v, clock_once(&now), 0);
+  }
   /* Place the brackets the callback runs above: their depth is the
   ** stack's now (the walker reports the same stack at every hook of one
   ** primitive). Found once per primitive call, at its first callback. */
@@ -795,6 +799,9 @@ void spy_callback_begin_slow_(spy_vm *v) {
   changed(v);
   cost_end(v, tc);
 }
+
+void spy_callback_begin_slow_(spy_vm *v) { callback_begin(v, 1); }
+void spy_callback_open_slow_(spy_vm *v) { callback_begin(v, 0); }
 
 void spy_callback_end_slow_(spy_vm *v) {
   uint64_t tc = cost_begin(v);

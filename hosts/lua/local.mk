@@ -25,5 +25,6 @@ EXTRA_DIST += tests/lua/out_ok.lua tests/lua/out_error.lua \
 	tests/lua/gt_prim_tiny.lua tests/lua/gt_errors.lua \
 	tests/lua/gt_pingpong.lua tests/lua/gt_deep.lua tests/lua/gen_many.lua \
 	tests/lua/gt_gsub.lua tests/lua/gt_helper.lua tests/lua/gt_shrink.lua \
-	tests/lua/gt_sort.lua tests/lua/keys_reuse.lua tests/lua/out_coroutines.lua \
+	tests/lua/gt_sort.lua tests/lua/gt_nested.lua tests/lua/keys_reuse.lua \
+	tests/lua/out_coroutines.lua \
 	bench/lua/bench_lua.sh bench/lua/deep.lua bench/lua/sigfloor.c

@@ -9,6 +9,9 @@
 ** in a signal handler: lua.c does it on SIGINT). The hook takes the sample
 ** and disarms itself, so the interpreter runs at full speed between
 ** samples; bracketed C functions (lspylib.c) take a mark at their hooks.
+** Lua code that a bracketed C function calls back is found late, at the
+** hook (poll_called_back): the signal notes the frame it interrupted, so
+** that a sample due while the C function itself ran stays its own.
 ** While a mark waits (a long primitive), the timer slows down (on_tick).
 ** lua_sethook sets a trap in every Lua frame, O(stack depth); the handler
 ** makes it O(1) by hiding all but the top frames from it (see arm). A
@@ -291,6 +294,36 @@ static void *alloc(void *ud, void *p, size_t osize, size_t nsize) {
 ** Sampling: the timer signal and the count hook
 ** --------------------------------------------------------------------- */
 
+/* A sample in Lua code that a bracketed C function called back (found
+** late: docs/lua.md, "Callbacks"). The primitive's frame is the one noted
+** at its begin (by nesting depth); the signal noted the frame it
+** interrupted. If that was the primitive's own (its C code, or liblua's
+** on its behalf), the sample is the primitive's: taken with the walk
+** starting at its frame. Otherwise it is the code called back's: the
+** callback's bracket is opened (the primitive placed by a walk from its
+** frame), the sample taken, the bracket closed. 0: not such a sample
+** (the state or the frame does not match: another coroutine's, say). */
+static int poll_called_back(lspy *s, lua_State *L) {
+  spy_vm *v = s->v;
+  if (!spy_poll_due(v) || !spy_prim_open(v)) return 0;
+  unsigned n = spy_nest_save(v) - 1;
+  void *pci = s->pci[n];
+  if (s->pci_L[n] != L || !pci) return 0;
+  void *sig = s->sig_ci;
+  s->sig_ci = NULL;
+  s->walk_from = pci;
+  if (sig == pci) {
+    spy_poll(v);
+    s->walk_from = NULL;
+    return 1;
+  }
+  spy_callback_open(v);
+  s->walk_from = NULL;
+  spy_poll(v);
+  spy_callback_end(v);
+  return 1;
+}
+
 static void hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lspy *s = the_host;
@@ -302,7 +335,7 @@ static void hook(lua_State *L, lua_Debug *ar) {
   if (s->o.hook_mode == 0) lua_sethook(L, NULL, 0, 0);
   s->cur = L;
   lspyC_event_slow(s);
-  spy_poll(s->v);
+  if (!s->lazy_cb || !poll_called_back(s, L)) spy_poll(s->v);
   if (s->map_full) lspyC_map_grow(s);
 }
 
@@ -420,6 +453,8 @@ static void on_tick(int sig) {
   if (L && s->running) {
     int pending = spy_poll_due(s->v);
     spy_tick(s->v);
+    /* The frame a new mark interrupted (poll_called_back). */
+    if (!pending && s->lazy_cb && spy_poll_due(s->v)) s->sig_ci = lspyC_ci(s, L);
     if (!spy_poll_due(s->v)) {
       if (s->adaptive) timer_set(s, s->iv_ns / 4, s->iv_ns);
     } else if (pending && lua_gethook(L) == hook) {
@@ -543,7 +578,7 @@ lspy *lspy_new(const lspy_options *o) {
   *(uint64_t *)lua_getextraspace(s->L) = 0;
   lua_gc(s->L, LUA_GCSTOP); /* as lua.c: no collection while building */
   luaL_openlibs(s->L);
-  s->ci_ok = lspyC_check_ci(s->L);
+  s->ci_ok = lspyC_check_ci(s->L, &s->ci_off);
   lspyC_map_clear(s);
   lspyL_wrap_stdlib(s, s->L);
   lua_gc(s->L, LUA_GCRESTART);
@@ -607,6 +642,12 @@ int lspy_start(lspy *s, const spy_options *so) {
     return rc;
   }
   s->running = 1;
+  /* Callbacks found late (poll_called_back) need the signal-armed hook
+  ** and the CallInfo layout; exact accounting wraps every callback, so
+  ** that each primitive's time excludes them (SPYON_LUA_WRAP=1 too, for
+  ** bench/lua's comparison). */
+  s->lazy_cb = s->o.hook_mode == 0 && s->ci_ok && s->ci_off >= 0 &&
+               !opt.exact_prims && !getenv("SPYON_LUA_WRAP");
   uint64_t iv = opt.interval_ns;
   if (s->o.hook_mode == 1) {
     lua_sethook(s->L, hook, LUA_MASKCOUNT, s->o.hook_count);

@@ -61,6 +61,19 @@ struct lspy {
   /* The state now running Lua code: the signal handler arms its hook. */
   lua_State *volatile cur;
   uint64_t cb_key;       /* during spy_callback_end: the returned function */
+  /* Callbacks found late (lspy.c, lspyC_lazy): Lua code a bracketed C
+  ** function calls back is not wrapped; each bracketed call notes its
+  ** frame (the CallInfo its state's ci pointed to, at byte ci_off of the
+  ** lua_State: found by lspyC_check_ci) by nesting depth; the signal that
+  ** marks a sample notes the frame it interrupted; the walker starts at
+  ** walk_from when set. lazy_cb 0: every callback is wrapped (exact
+  ** accounting, or the layout unknown). */
+  int lazy_cb;
+  long ci_off;
+  void *volatile sig_ci;
+  void *walk_from;
+  lua_State *pci_L[SPY_NEST_MAX];
+  void *pci[SPY_NEST_MAX];
   volatile sig_atomic_t interrupted; /* lspy_interrupt was called */
   uint64_t pid;          /* the running process */
   uint64_t next_co;      /* per-coroutine process numbers */
@@ -144,6 +157,11 @@ static inline void lspyC_callback_end(lspy *s) {
     spy_callback_end(s->v);
   }
 }
+/* The running frame of L: its CallInfo (lua_State.ci, at ci_off). */
+static inline void *lspyC_ci(const lspy *s, lua_State *L) {
+  return *(void *const *)(const void *)((const char *)L + s->ci_off);
+}
+
 /* The head of Lua 5.4's CallInfo (lstate.h): two stack pointers, then the
 ** links. lua_getstack returns a node in lua_Debug.i_ci; the layout is
 ** checked against lua_getstack when the host is made (lspyC_check_ci),
@@ -162,7 +180,7 @@ uint64_t lspyC_fn_key(lspy *s, lua_State *L, lua_Debug *ar, int can_name);
 ** when the host is made, the deep-walk memo's reset and growth, and the
 ** key of the function at stack index idx. */
 void lspyC_walk(void *ud, spy_stack *st);
-int lspyC_check_ci(lua_State *L);
+int lspyC_check_ci(lua_State *L, long *ci_off);
 void lspyC_map_clear(lspy *s);
 /* The allocator freed the block p of osize bytes: a CallInfo node the
 ** deep walk knows is forgotten. */

@@ -12,11 +12,14 @@
 ** select, rawget, math.*, string.len...) are left alone: their time is
 ** sampled with the Lua code that calls them.
 **
-** Callbacks: table.sort's comparator, string.gsub's replacement function
-** and load's reader are passed on wrapped in a C closure that brackets the
-** call back into Lua. pcall/xpcall and coroutine.resume/wrap are
-** reimplemented with the same behaviour (lbaselib.c, lcorolib.c of 5.4)
-** plus the catch-point and process-switch hooks.
+** Callbacks: by default found late (lspy.c, poll_called_back): each
+** bracketed call notes its frame, and one made from code called back by
+** another opens that callback around itself. With exact accounting,
+** table.sort's comparator, string.gsub's replacement function and load's
+** reader are passed on wrapped in a C closure that brackets the call back
+** into Lua. pcall/xpcall and coroutine.resume/wrap are reimplemented with
+** the same behaviour (lbaselib.c, lcorolib.c of 5.4) plus the catch-point
+** and process-switch hooks.
 */
 #include "config.h"
 
@@ -57,18 +60,37 @@ static void wrap_callback_arg(lua_State *L, lspy *s, int arg) {
   lua_replace(L, arg);
 }
 
+/* A bracketed call. With callbacks found late (lspy.c, poll_called_back)
+** the functions it calls back are not wrapped: its frame is noted at its
+** nesting depth instead, and a call made from code called back by another
+** primitive opens that callback's bracket around itself (the outer
+** primitive placed by a walk from its frame). */
 static int call_wrapped(lua_State *L, lspy_wrap *w) {
   lspy *s = w->s;
   if (w->prim < 0 || !lspyC_profiling(s)) return w->orig(L);
-  switch (w->special) {
-  case LSPY_W_SORT: wrap_callback_arg(L, s, 2); break;
-  case LSPY_W_GSUB: wrap_callback_arg(L, s, 3); break;
-  case LSPY_W_LOAD: wrap_callback_arg(L, s, 1); break;
-  default: break;
+  int late = s->lazy_cb, in_cb = 0;
+  if (!late) {
+    switch (w->special) {
+    case LSPY_W_SORT: wrap_callback_arg(L, s, 2); break;
+    case LSPY_W_GSUB: wrap_callback_arg(L, s, 3); break;
+    case LSPY_W_LOAD: wrap_callback_arg(L, s, 1); break;
+    default: break;
+    }
+  } else {
+    unsigned d = spy_nest_save(s->v);
+    if (d - 1 < SPY_NEST_MAX && spy_prim_open(s->v) && s->pci_L[d - 1] == L) {
+      s->walk_from = s->pci[d - 1];
+      spy_callback_open(s->v);
+      s->walk_from = NULL;
+      in_cb = 1;
+      d++;
+    }
+    if (d < SPY_NEST_MAX) s->pci[d] = lspyC_ci(s, L), s->pci_L[d] = L;
   }
   lspyC_prim_begin(s, w->prim, w->sizes, L);
   int n = w->orig(L);
   lspyC_prim_end(s);
+  if (in_cb) lspyC_callback_end(s);
   if (s->map_full) lspyC_map_grow(s);
   if (w->special == LSPY_W_ITER && n >= 1 && lua_iscfunction(L, -n)) {
     /* The iterator does the work of each step: wrap it too. */

@@ -198,7 +198,7 @@ void lspyC_walk(void *ud, spy_stack *st) {
         spy_stack_push(st, lspyC_fn_key(s, L, &ar, 1));
     return;
   }
-  ci_head *top = (ci_head *)ar.i_ci, *c = top;
+  ci_head *top = (ci_head *)(s->walk_from ? s->walk_from : ar.i_ci), *c = top;
   uint32_t n = 0;
   while (c->previous && n < SHALLOW) c = c->previous, n++;
   if (c->previous) {
@@ -209,11 +209,29 @@ void lspyC_walk(void *ud, spy_stack *st) {
     if (lua_frame(L, &ar, c)) spy_stack_push(st, lspyC_fn_key(s, L, &ar, 1));
 }
 
+/* Where lua_State keeps its running frame's CallInfo: the first word of
+** its head that holds what lua_getstack(L, 0) returns, in a C function
+** (-1: none; with `unique`, -1 also if another word does: run deeper than
+** one frame, where the base CallInfo's next, further on, is not it). */
+static long ci_off_found;
+static long find_ci_off(lua_State *L, int unique) {
+  lua_Debug a;
+  if (!lua_getstack(L, 0, &a)) return -1;
+  long off = -1;
+  for (long i = 0; i < 16; i++)
+    if (((void *const *)(const void *)L)[i] == (void *)a.i_ci) {
+      if (off >= 0) return unique ? -1 : off;
+      off = i * (long)sizeof(void *);
+    }
+  return off;
+}
+
 /* A probe run from a known stack: does lua_getstack's node chain match
 ** ci_head's links? */
 static int probe_ci(lua_State *L) {
   lua_Debug a, b;
   int ok = 1, lv;
+  ci_off_found = find_ci_off(L, 1);
   for (lv = 0; lua_getstack(L, lv + 1, &b); lv++) {
     if (!lua_getstack(L, lv, &a)) return ok = 0, lua_pushboolean(L, 0), 1;
     ci_head *ca = (ci_head *)a.i_ci, *cb = (ci_head *)b.i_ci;
@@ -233,8 +251,15 @@ static uint64_t ci_probe_frees;
 
 /* Check the CallInfo layout: links from a Lua-C-Lua-Lua stack, and that a
 ** finished coroutine's nodes are freed with CI_SIZE bytes (what ci_freed
-** relies on). */
-int lspyC_check_ci(lua_State *L) {
+** relies on); *ci_off: where lua_State holds the running CallInfo, or -1
+** (checked again from a coroutine's stack). */
+static int probe_off(lua_State *L) {
+  lua_pushboolean(L, find_ci_off(L, 0) == ci_off_found);
+  return 1;
+}
+
+int lspyC_check_ci(lua_State *L, long *ci_off) {
+  *ci_off = -1;
   static const char code[] =
       "local probe = ...\n"
       "local function f(n) if n == 0 then return probe() end "
@@ -254,6 +279,13 @@ int lspyC_check_ci(lua_State *L) {
   }
   int ok = lua_toboolean(L, -2);
   lua_pop(L, 2);
+  if (ci_off_found >= 0) { /* the same word in another state */
+    lua_State *co = lua_newthread(L);
+    lua_pushcfunction(co, probe_off);
+    if (lua_pcall(co, 0, 1, 0) == LUA_OK && lua_toboolean(co, -1))
+      *ci_off = ci_off_found;
+    lua_pop(L, 1);
+  }
   ci_probe_frees = 0;
   ci_probe_on = 1;
   lua_gc(L, LUA_GCCOLLECT);

@@ -270,6 +270,7 @@ SPY_API void spy_prim_begin_drawn_(spy_vm *v, int prim, unsigned n,
 SPY_API void spy_prim_end_slow_(spy_vm *v);
 SPY_API void spy_callback_begin_slow_(spy_vm *v);
 SPY_API void spy_callback_end_slow_(spy_vm *v);
+SPY_API void spy_callback_open_slow_(spy_vm *v);
 SPY_API void spy_nest_unwind_slow_(spy_vm *v, unsigned saved);
 SPY_API void spy_process_switch_slow_(spy_vm *v, uint64_t pid);
 SPY_API void spy_process_set_(spy_vm *v, uint64_t pid);
@@ -476,6 +477,33 @@ static inline void spy_callback_end(spy_vm *v) {
   if (SPY_UNLIKELY(spy_active_(v))) spy_callback_end_(v);
 }
 
+/* Callbacks found late. A host that does not wrap every call back into
+** interpreter code (a wrapper costs an extra call level per comparison)
+** can find out where it stands instead, at the places that need it: at a
+** poll in interpreter code, spy_prim_open(v) says whether the innermost
+** open bracket is a primitive, and so whether that code was called back
+** by it. If the sample due was marked while the code called back ran,
+** open the callback's bracket with spy_callback_open -- like
+** spy_callback_begin, but the sample due is not taken first: it belongs
+** to the code called back -- then spy_poll, then spy_callback_end. If it
+** was marked while the primitive's own code ran, just spy_poll with the
+** primitive's frame as the stack's top (the code called back left out of
+** the walk). A primitive called from code called back opens the callback
+** with spy_callback_open just before its own begin, and closes it with
+** spy_callback_end just after its end. While spy_callback_open runs, the
+** walker must report the stack as it was when the primitive was called
+** (without the code called back): that places the primitive. The Lua host
+** does this (docs/lua.md). spy_prim_open is one load when profiling. */
+static inline int spy_prim_open(spy_vm *v) {
+  if (!spy_active_(v)) return 0;
+  const spy_hot_ *h = SPY_HOT_(v);
+  unsigned n = SPY_LOAD_RELAXED_(&h->nest_);
+  return n - 1 < SPY_NEST_MAX && h->b_[n - 1].kind == SPY_B_PRIM_;
+}
+static inline void spy_callback_open(spy_vm *v) {
+  if (SPY_UNLIKELY(spy_active_(v))) spy_callback_open_slow_(v);
+}
+
 /* Non-local exits. At a catch point (setjmp, pcall, try), save the nesting;
 ** when the catch point catches, unwind to it: every primitive, callback,
 ** region and GC bracket opened since is closed, innermost first, as if its
@@ -583,6 +611,8 @@ static inline void spy_prim_begin4(spy_vm *v, int p, uint64_t a, uint64_t b,
 static inline void spy_prim_end(spy_vm *v) { (void)v; }
 static inline void spy_callback_begin(spy_vm *v) { (void)v; }
 static inline void spy_callback_end(spy_vm *v) { (void)v; }
+static inline int spy_prim_open(spy_vm *v) { (void)v; return 0; }
+static inline void spy_callback_open(spy_vm *v) { (void)v; }
 static inline unsigned spy_nest_save(spy_vm *v) { (void)v; return 0; }
 static inline void spy_nest_unwind(spy_vm *v, unsigned n) { (void)v; (void)n; }
 static inline void spy_process_switch(spy_vm *v, uint64_t pid) {
