@@ -412,8 +412,9 @@ static void t_sort_comparator(void) {
 ** string.format (through pcall) inside a sort's comparator, then plain
 ** Lua work. string.rep sits under the comparator under table.sort, never
 ** directly under table.sort; the work after is the main chunk's callee,
-** nothing left open by the error; and the shares agree with the wrapped
-** callbacks' (SPYON_LUA_WRAP=1) within 8 pp. */
+** with nothing under it (nothing left open by the errors); the same with
+** the callbacks wrapped (SPYON_LUA_WRAP=1). (The two runs' shares are not
+** compared: the failing format costs 1.5-3 times as much wrapped.) */
 static void t_nested_in_callback(void) {
   if (T_TSAN)
     T_SKIP("under TSan the timer signal that arms Lua's hook is held while "
@@ -429,23 +430,22 @@ static void t_nested_in_callback(void) {
                         "string.rep", NULL};
   const char *after[] = {"main chunk (gt_nested.lua)",
                          "after (gt_nested.lua:18)", NULL};
-  double r[2], a[2];
   for (int k = 0; k < 2; k++) {
     if (k) setenv("SPYON_LUA_WRAP", "1", 1);
     spy_profile *p = profile_of("", "gt_nested.lua", "");
     unsetenv("SPYON_LUA_WRAP");
     double all = (double)total_ns(p);
-    r[k] = (double)(path_ns(p, rep) + path_ns(p, rep2)) / all;
-    a[k] = (double)path_ns(p, after) / all;
-    fprintf(stderr, "%s: string.rep in the comparator %.3f, after %.3f\n",
-            k ? "wrapped" : "found late", r[k], a[k]);
+    double r = (double)(path_ns(p, rep) + path_ns(p, rep2)) / all;
+    double a = (double)path_ns(p, after) / all;
+    double a_self = leaf_share(p, "after (gt_nested.lua:18)");
+    fprintf(stderr, "%s: string.rep in the comparator %.3f, after %.3f "
+            "(own %.3f)\n", k ? "wrapped" : "found late", r, a, a_self);
     T_EQ_INT(path_ns(p, flat), 0);
-    T_ASSERT(r[k] > 0.15);
-    T_ASSERT(a[k] > 0.25);
+    T_ASSERT(r > 0.15);
+    T_ASSERT(a > 0.25);
+    T_ASSERT(a - a_self < 0.005);
     spy_profile_free(p);
   }
-  T_NEAR(r[0], r[1], 0.08);
-  T_NEAR(a[0], a[1], 0.08);
 }
 
 /* 100k generators of one body function are one process by default; with

@@ -642,11 +642,11 @@ int lspy_start(lspy *s, const spy_options *so) {
     return rc;
   }
   s->running = 1;
-  /* Callbacks found late (poll_called_back) need the signal-armed hook
-  ** and the CallInfo layout; exact accounting wraps every callback, so
-  ** that each primitive's time excludes them (SPYON_LUA_WRAP=1 too, for
-  ** bench/lua's comparison). */
-  s->lazy_cb = s->o.hook_mode == 0 && s->ci_ok && s->ci_off >= 0 &&
+  /* Callbacks found late (poll_called_back) need the CallInfo layout and
+  ** the signal's note (not the permanent count hook's comparison mode);
+  ** exact accounting wraps every callback, so that each primitive's time
+  ** excludes them (SPYON_LUA_WRAP=1 too, for bench/lua's comparison). */
+  s->lazy_cb = s->o.hook_mode != 1 && s->ci_ok && s->ci_off >= 0 &&
                !opt.exact_prims && !getenv("SPYON_LUA_WRAP");
   uint64_t iv = opt.interval_ns;
   if (s->o.hook_mode == 1) {
