@@ -178,7 +178,12 @@ RETRYING(cheap_costs_unbiased) {
   for (int k = 0; k < 8; k++) {
     pm[k] = bin_median(x, y, pp->nobs, k, tmp);
     c[k] = 250.0 + 500.0 * k;
-    if (pm[k] < 0.98 * ti[k] - 50 || pm[k] > 1.02 * to[k] + 50) {
+    /* Under TSan a timed call's slow paths, partly inside its measured
+    ** window, cost hundreds of ns more than the inline fast path of the
+    ** calls not timed, which are most of the host's: 1705 ns against an
+    ** outer median of 1611 once (bin 0). */
+    double up = T_TSAN ? 1.15 : 1.02;
+    if (pm[k] < 0.98 * ti[k] - 50 || pm[k] > up * to[k] + 50) {
       fprintf(stderr, "size bin %d: median %.0f ns from the reservoir, "
               "every call's %.0f (inner) .. %.0f (outer)\n", k, pm[k], ti[k],
               to[k]);

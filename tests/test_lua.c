@@ -442,7 +442,8 @@ static void t_nested_in_callback(void) {
             "(own %.3f)\n", k ? "wrapped" : "found late", r, a, a_self);
     T_EQ_INT(path_ns(p, flat), 0);
     T_ASSERT(r > 0.15);
-    T_ASSERT(a > 0.25);
+    T_ASSERT(a > 0.05); /* 0.41-0.51; under ASan, which slows the hooks
+                           but not liblua, 0.15 */
     T_ASSERT(a - a_self < 0.005);
     spy_profile_free(p);
   }
