@@ -294,33 +294,49 @@ static void *alloc(void *ud, void *p, size_t osize, size_t nsize) {
 ** Sampling: the timer signal and the count hook
 ** --------------------------------------------------------------------- */
 
-/* A sample in Lua code that a bracketed C function called back (found
-** late: docs/lua.md, "Callbacks"). The primitive's frame is the one noted
-** at its begin (by nesting depth); the signal noted the frame it
-** interrupted. If that was the primitive's own (its C code, or liblua's
-** on its behalf), the sample is the primitive's: taken with the walk
-** starting at its frame. Otherwise it is the code called back's: the
-** callback's bracket is opened (the primitive placed by a walk from its
-** frame), the sample taken, the bracket closed. 0: not such a sample
-** (the state or the frame does not match: another coroutine's, say). */
+/* Callbacks found late (docs/lua.md, "Callbacks"). If L runs code that
+** the innermost open bracket, a primitive, called back: that primitive's
+** frame, noted at its begin by nesting depth; else NULL. */
+static void *called_back_by(lspy *s, lua_State *L) {
+  if (!s->lazy_cb || !spy_prim_open(s->v)) return NULL;
+  unsigned n = spy_nest_save(s->v) - 1;
+  return s->pci_L[n] == L ? s->pci[n] : NULL;
+}
+
+/* Before something the code called back does that opens a bracket or
+** switches process (a bracketed call, a collection, a resume): open the
+** callback's bracket (the primitive placed by a walk from its frame), so
+** that what follows sits under the code called back, and a sample due
+** there is that code's. 1 if opened: close it with lspyC_callback_end. */
+int lspyC_open_called_back(lspy *s, lua_State *L) {
+  void *pci = called_back_by(s, L);
+  if (!pci) return 0;
+  s->walk_from = pci;
+  spy_callback_open(s->v);
+  s->walk_from = NULL;
+  return 1;
+}
+
+/* A sample due in code called back. The signal noted the frame it
+** interrupted: if that was the primitive's own (its C code, or liblua's
+** on its behalf), the sample is the primitive's, taken with the walk
+** starting at its frame; otherwise the code called back's, taken in the
+** callback's bracket. 0: not in code called back (or by another
+** coroutine's primitive: the note does not match). */
 static int poll_called_back(lspy *s, lua_State *L) {
-  spy_vm *v = s->v;
-  if (!spy_poll_due(v) || !spy_prim_open(v)) return 0;
-  unsigned n = spy_nest_save(v) - 1;
-  void *pci = s->pci[n];
-  if (s->pci_L[n] != L || !pci) return 0;
+  void *pci = spy_poll_due(s->v) ? called_back_by(s, L) : NULL;
+  if (!pci) return 0;
   void *sig = s->sig_ci;
   s->sig_ci = NULL;
-  s->walk_from = pci;
   if (sig == pci) {
-    spy_poll(v);
+    s->walk_from = pci;
+    spy_poll(s->v);
     s->walk_from = NULL;
-    return 1;
+  } else {
+    lspyC_open_called_back(s, L);
+    spy_poll(s->v);
+    spy_callback_end(s->v);
   }
-  spy_callback_open(v);
-  s->walk_from = NULL;
-  spy_poll(v);
-  spy_callback_end(v);
   return 1;
 }
 

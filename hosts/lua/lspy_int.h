@@ -127,6 +127,7 @@ uint32_t lspyC_nest_save(lspy *s);
 void lspyC_nest_unwind(lspy *s, uint32_t saved);
 
 void lspyC_event_slow(lspy *s);
+int lspyC_open_called_back(lspy *s, lua_State *L);
 static inline void lspyC_event(lspy *s) {
   if (SPY_UNLIKELY(s->stuck | spy_poll_due(s->v))) lspyC_event_slow(s);
 }

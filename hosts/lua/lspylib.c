@@ -77,14 +77,8 @@ static int call_wrapped(lua_State *L, lspy_wrap *w) {
     default: break;
     }
   } else {
+    in_cb = lspyC_open_called_back(s, L);
     unsigned d = spy_nest_save(s->v);
-    if (d - 1 < SPY_NEST_MAX && spy_prim_open(s->v) && s->pci_L[d - 1] == L) {
-      s->walk_from = s->pci[d - 1];
-      spy_callback_open(s->v);
-      s->walk_from = NULL;
-      in_cb = 1;
-      d++;
-    }
     if (d < SPY_NEST_MAX) s->pci[d] = lspyC_ci(s, L), s->pci_L[d] = L;
   }
   lspyC_prim_begin(s, w->prim, w->sizes, L);
@@ -250,6 +244,16 @@ static int auxresume(lua_State *L, lua_State *co, int narg) {
   lua_State *from = s->cur;
   uint64_t pid = lspyC_co_pid(s, co, L);
   lua_xmove(L, co, narg);
+  /* The frames this process's bracketed calls noted (callbacks found
+  ** late, lspy.c): the coroutine's calls note theirs at the same depths.
+  ** (A suspended coroutine has none open: they cannot yield.) */
+  int in_cb = lspyC_open_called_back(s, L);
+  unsigned nk = spy_nest_save(s->v);
+  if (nk > SPY_NEST_MAX) nk = SPY_NEST_MAX;
+  void *kci[SPY_NEST_MAX];
+  lua_State *kL[SPY_NEST_MAX];
+  memcpy(kci, s->pci, nk * sizeof *kci);
+  memcpy(kL, s->pci_L, nk * sizeof *kL);
   lspyC_switch(s, co, pid);
   uint32_t saved = lspyC_nest_save(s);
   int nres;
@@ -257,6 +261,9 @@ static int auxresume(lua_State *L, lua_State *co, int narg) {
   /* A coroutine that died of an error leaves nothing open. */
   if (status != LUA_OK && status != LUA_YIELD) lspyC_nest_unwind(s, saved);
   lspyC_switch(s, from, from_pid);
+  memcpy(s->pci, kci, nk * sizeof *kci);
+  memcpy(s->pci_L, kL, nk * sizeof *kL);
+  if (in_cb) lspyC_callback_end(s);
   if (status == LUA_OK || status == LUA_YIELD) {
     if (!lua_checkstack(L, nres + 1)) {
       lua_pop(co, nres);
@@ -331,9 +338,11 @@ static int l_collectgarbage(lua_State *L) {
   if (!s || !lspyC_profiling(s) ||
       (strcmp(opt, "collect") && strcmp(opt, "step")))
     return orig_collect(L);
+  int in_cb = lspyC_open_called_back(s, L);
   lspyC_gc_begin(s);
   int n = orig_collect(L);
   lspyC_gc_end(s);
+  if (in_cb) lspyC_callback_end(s);
   return n;
 }
 

@@ -1,11 +1,15 @@
 -- Primitives called from a callback: a sort whose comparator calls
--- string.rep (heavy) and, through pcall, a string.format that fails; then
--- plain Lua work after it. string.rep must sit under the comparator, the
--- comparator under table.sort, and the work after the sort must be the
--- main chunk's own (nothing left open by the error).
+-- string.rep (heavy), through pcall a string.format that fails, and a
+-- coroutine that calls string.rep too; then plain Lua work after it.
+-- string.rep must sit under the comparator, the comparator under
+-- table.sort, and the work after the sort must be the main chunk's own
+-- (nothing left open by the error).
 local N = tonumber(arg[1]) or 3000
+local gen = coroutine.wrap(function()
+  while true do coroutine.yield(#string.rep("y", 1000)) end
+end)
 local function cmp(a, b)
-  local s = #string.rep("x", 3000)
+  local s = #string.rep("x", 3000) + gen()
   pcall(string.format, "%d", "not a number")
   return a + s < b + s
 end
