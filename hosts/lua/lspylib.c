@@ -68,8 +68,8 @@ static void wrap_callback_arg(lua_State *L, lspy *s, int arg) {
 static int call_wrapped(lua_State *L, lspy_wrap *w) {
   lspy *s = w->s;
   if (w->prim < 0 || !lspyC_profiling(s)) return w->orig(L);
-  int late = s->lazy_cb, in_cb = 0;
-  if (!late) {
+  int in_cb = 0;
+  if (!s->lazy_cb) {
     switch (w->special) {
     case LSPY_W_SORT: wrap_callback_arg(L, s, 2); break;
     case LSPY_W_GSUB: wrap_callback_arg(L, s, 3); break;
