@@ -636,6 +636,55 @@ static void t_c_api(void) {
   lspy_free(s);
 }
 
+/* Wrappers of both kinds (hosts/lua/lspylib.c: a slot's own C function
+** while the process's 128 slots last, else a closure that carries its
+** wrap as an upvalue): four hosts at once (~50 wraps each) take more
+** than the slots, and a host made after one is freed gets slots again.
+** Each counts its calls exactly, and an iterator returned by a call is
+** wrapped too. Which kind string.upper got shows in its upvalues (the
+** original has none). */
+static int upper_has_upvalue(lspy *s) {
+  lua_State *L = lspy_state(s);
+  lua_getglobal(L, "string");
+  lua_getfield(L, -1, "upper");
+  int up = lua_getupvalue(L, -1, 1) != NULL;
+  lua_settop(L, 0);
+  return up;
+}
+
+static void t_wrapper_kinds(void) {
+  lspy *h[5] = {NULL, NULL, NULL, NULL, NULL};
+  for (int i = 0; i < 4; i++) T_ASSERT((h[i] = lspy_new(NULL)) != NULL);
+  T_EQ_INT(upper_has_upvalue(h[0]), 0);
+  T_EQ_INT(upper_has_upvalue(h[3]), 1);
+  lspy_free(h[0]);
+  h[0] = NULL;
+  T_ASSERT((h[4] = lspy_new(NULL)) != NULL);
+  T_EQ_INT(upper_has_upvalue(h[4]), 0);
+  const char *code =
+      "local n = 0\n"
+      "for i = 1, 1000 do n = n + #string.upper('ab') end\n"
+      "for w in ('a bb ccc'):gmatch('%a+') do n = n + #w end\n"
+      "assert(n == 2006)\n"
+      "assert(not pcall(string.rep))\n";
+  for (int i = 1; i < 5; i++) {
+    lua_State *L = lspy_state(h[i]);
+    T_EQ_INT(lspy_start(h[i], NULL), 0);
+    int rc = luaL_dostring(L, code);
+    if (rc) fprintf(stderr, "host %d: %s\n", i, lua_tostring(L, -1));
+    T_EQ_INT(rc, 0);
+    spy_profile *p = NULL;
+    T_EQ_INT(lspy_stop(h[i], &p), 0);
+    T_ASSERT(p);
+    T_EQ_INT(prim(p, "string.upper")->calls, 1000);
+    T_EQ_INT(prim(p, "string.gmatch")->calls, 1);
+    T_EQ_INT(prim(p, "string.gmatch iterator")->calls, 4);
+    T_EQ_INT(prim(p, "string.rep")->calls, 1);
+    spy_profile_free(p);
+  }
+  for (int i = 1; i < 5; i++) lspy_free(h[i]);
+}
+
 /* Keys are (source, line defined), not addresses: chunks loaded, run and
 ** collected in turn (their memory reused by the next ones), under three
 ** names, each get their own frame. Each does a third of the work; on a
@@ -664,6 +713,7 @@ static void t_keys_survive_gc(void) {
 const struct spy_test t_lua[] = {
   {"keys_survive_gc", t_keys_survive_gc, 120},
   {"c_api", t_c_api, 60},
+  {"wrapper_kinds", t_wrapper_kinds, 60},
   {"output_identity", t_output_identity, 0},
   {"cli", t_cli, 0},
   {"prim_then_tiny", t_prim_then_tiny, 120},

@@ -3,9 +3,9 @@
 # CPU time (user + sys, all threads: /usr/bin/time) of plain lua5.4 and of
 # spyon at 1 and 10 kHz, the median of REPS runs, and the ratio; also the
 # Lua thread's own CPU under spyon (SPYON_LUA_TIMES), which leaves out the
-# sampler thread; the Lua thread's CPU with Lua code not sampled at all
-# ("brackets": SPYON_LUA_HOOK=none, only the bracketed C functions take
-# samples), which separates the brackets' cost from the signals'; what a
+# sampler thread; the Lua thread's CPU at one sample a second
+# ("brackets": -i 1000000, what the bracketed C functions cost with hardly
+# a signal), which separates the brackets' cost from the signals'; what a
 # bare timer signal costs this machine (sigfloor.c, the floor under any
 # sampler that interrupts the thread); and the alternatives to the
 # signal-armed hook (SPYON_LUA_HOOK=count:N: a permanent count hook every
@@ -49,15 +49,15 @@ printf "a bare timer signal every 100 us costs %s us of CPU (median)\n" \
 printf "%-22s %8s %8s %6s %8s %6s %8s %6s %8s %6s\n" workload "lua5.4" \
   "1 kHz" x "10 kHz" x "thread" x brackets x
 for w in "examples/fib.lua 34" "examples/strings.lua 40" \
-         "examples/sorting.lua" "bench/lua/deep.lua 100000"; do
+         "examples/sorting.lua" "bench/lua/deep.lua 100000" \
+         "bench/lua/calls.lua 5000000"; do
   set -- $w
   script=$top/$1; shift
   base=$(run plain cpu lua5.4 "$script" "$@")
   k1=$(run k1 cpu "$spyon" -i 1000 -o "$tmp/p.spy" "$script" "$@")
   k10=$(run k10 cpu "$spyon" -i 100 -o "$tmp/p.spy" "$script" "$@")
   th=$(run th lcpu "$spyon" -i 100 -o "$tmp/p.spy" "$script" "$@")
-  br=$(SPYON_LUA_HOOK=none run br lcpu "$spyon" -i 100 -o "$tmp/p.spy" \
-       "$script" "$@")
+  br=$(run br lcpu "$spyon" -i 1000000 -o "$tmp/p.spy" "$script" "$@")
   printf "%-22s %8s %8s %6.2f %8s %6.2f %8s %6.2f %8s %6.2f\n" \
     "$(basename "$script") $*" "$base" "$k1" "$(echo "$k1 / $base" | bc -l)" \
     "$k10" "$(echo "$k10 / $base" | bc -l)" "$th" \

@@ -38,60 +38,14 @@
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
-/* The host of the state that is running: one per process (the signal
-** handler has no other way to find it). */
+/* The host that profiles: one per process (the signal handler has no
+** other way to find it); the latest made or started. Everything else
+** finds its host from its state (lspy_of: the allocator's data). */
 static lspy *volatile the_host;
 
 /* ------------------------------------------------------------------------
 ** Brackets opened by this host
 ** --------------------------------------------------------------------- */
-
-/* A begin whose sizes are read from the arguments now on the stack. */
-void lspyC_prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L) {
-  spy_vm *v = s->v;
-  size_t a = 0, b = 0;
-  lspyC_event(s);
-  switch (sz) {
-  case LSPY_SZ_NONE:
-    spy_prim_begin(v, prim);
-    return;
-  case LSPY_SZ_S1:
-    if (lua_type(L, 1) == LUA_TSTRING) a = lua_rawlen(L, 1);
-    spy_prim_begin1(v, prim, a);
-    return;
-  case LSPY_SZ_S1S2:
-    if (lua_type(L, 1) == LUA_TSTRING) a = lua_rawlen(L, 1);
-    if (lua_type(L, 2) == LUA_TSTRING) b = lua_rawlen(L, 2);
-    spy_prim_begin2(v, prim, a, b);
-    return;
-  case LSPY_SZ_S1N2: {
-    if (lua_type(L, 1) == LUA_TSTRING) a = lua_rawlen(L, 1);
-    lua_Integer n = lua_tointeger(L, 2);
-    spy_prim_begin2(v, prim, a, n > 0 ? (uint64_t)n : 0);
-    return;
-  }
-  case LSPY_SZ_T1:
-    if (lua_type(L, 1) == LUA_TTABLE) a = lua_rawlen(L, 1);
-    spy_prim_begin1(v, prim, a);
-    return;
-  case LSPY_SZ_NARGS:
-    spy_prim_begin1(v, prim, (uint64_t)lua_gettop(L));
-    return;
-  case LSPY_SZ_SARGS: {
-    int n = lua_gettop(L);
-    for (int i = 1; i <= n; i++)
-      if (lua_type(L, i) == LUA_TSTRING) a += lua_rawlen(L, i);
-    spy_prim_begin1(v, prim, a);
-    return;
-  }
-  case LSPY_SZ_N1: {
-    lua_Integer n = lua_tointeger(L, 1);
-    spy_prim_begin1(v, prim, n > 0 ? (uint64_t)n : 0);
-    return;
-  }
-  }
-  spy_prim_begin(v, prim);
-}
 
 void lspyC_gc_begin(lspy *s) {
   lspyC_event(s);
@@ -308,7 +262,7 @@ static void *called_back_by(lspy *s, lua_State *L) {
 ** callback's bracket (the primitive placed by a walk from its frame), so
 ** that what follows sits under the code called back, and a sample due
 ** there is that code's. 1 if opened: close it with lspyC_callback_end. */
-int lspyC_open_called_back(lspy *s, lua_State *L) {
+int lspyC_open_called_back_slow(lspy *s, lua_State *L) {
   void *pci = called_back_by(s, L);
   if (!pci) return 0;
   s->walk_from = pci;
@@ -547,8 +501,8 @@ void lspy_options_init(lspy_options *o) {
 }
 
 lspy *lspy_of(lua_State *L) {
-  (void)L;
-  return the_host;
+  void *ud = NULL;
+  return lua_getallocf(L, &ud) == alloc ? ud : NULL;
 }
 
 static void *zalloc(size_t n, size_t sz) {
@@ -639,6 +593,7 @@ int lspy_start(lspy *s, const spy_options *so) {
     return rc;
   }
   s->P = P;
+  the_host = s;
   lspyL_register_prims(s);
   spy_host h = {.ud = s, .walk = lspyC_walk, .name = name_key,
                 .process_name = name_process};
@@ -722,6 +677,7 @@ void lspy_free(lspy *s) {
   if (the_host == s) the_host = NULL;
   for (lspy_wrap *w = s->wraps, *n; w; w = n) {
     n = w->next;
+    lspyL_release(w);
     free(w->label);
     free(w);
   }

@@ -26,6 +26,7 @@ typedef struct lspy_wrap {
   int prim;            /* spyon primitive id, or -1 before registration */
   lspy_sizes sizes;
   int special;         /* LSPY_W_*: extra behaviour of this wrapper */
+  int slot;            /* its wrapper's slot (lspylib.c), or -1 */
   char *label;         /* "string.rep" */
   struct lspy_wrap *next;
 } lspy_wrap;
@@ -117,17 +118,26 @@ void lspyL_wrap_stdlib(lspy *s, lua_State *L);
 int lspyL_wrap_at(lspy *s, lua_State *L, int idx, const char *name,
                   const char *label, lspy_sizes sizes, int special);
 void lspyL_register_prims(lspy *s);
+/* Give w's wrapper slot back (its state closed). */
+void lspyL_release(lspy_wrap *w);
 
 /* lspy.c: the bracketing hooks on the host's spy_vm. Each is an event:
 ** a pending mark is renewed first (see lspyC_event_slow). */
-void lspyC_prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L);
 void lspyC_gc_begin(lspy *s);
 void lspyC_gc_end(lspy *s);
 uint32_t lspyC_nest_save(lspy *s);
 void lspyC_nest_unwind(lspy *s, uint32_t saved);
 
 void lspyC_event_slow(lspy *s);
-int lspyC_open_called_back(lspy *s, lua_State *L);
+int lspyC_open_called_back_slow(lspy *s, lua_State *L);
+/* Before something code called back does that opens a bracket or switches
+** process (lspy.c): 1 if it opened the callback's bracket (close it with
+** lspyC_callback_end). Inline: most calls are made with no primitive
+** open, and find out with one load. */
+static inline int lspyC_open_called_back(lspy *s, lua_State *L) {
+  if (!s->lazy_cb || !spy_prim_open(s->v)) return 0;
+  return lspyC_open_called_back_slow(s, L);
+}
 static inline void lspyC_event(lspy *s) {
   if (SPY_UNLIKELY(s->stuck | spy_poll_due(s->v))) lspyC_event_slow(s);
 }

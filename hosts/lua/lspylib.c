@@ -23,6 +23,7 @@
 */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,59 @@ static void wrap_callback_arg(lua_State *L, lspy *s, int arg) {
   lua_replace(L, arg);
 }
 
+/* A bracketed call's begin, its sizes read from the arguments now on the
+** stack. lua_rawlen is a string's length, a table's border (raw), 0 for a
+** number: where the argument should be a string (or a table), it is read
+** without asking its type first, one call into liblua fewer -- only a
+** call that raises an argument error gets another kind of size. Strings
+** among any arguments (SARGS: string.format's may be tables) are
+** checked. */
+static void prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L) {
+  spy_vm *v = s->v;
+  size_t a = 0, b = 0;
+  lspyC_event(s);
+  switch (sz) {
+  case LSPY_SZ_NONE:
+    spy_prim_begin(v, prim);
+    return;
+  case LSPY_SZ_S1:
+    a = lua_rawlen(L, 1);
+    spy_prim_begin1(v, prim, a);
+    return;
+  case LSPY_SZ_S1S2:
+    a = lua_rawlen(L, 1);
+    b = lua_rawlen(L, 2);
+    spy_prim_begin2(v, prim, a, b);
+    return;
+  case LSPY_SZ_S1N2: {
+    a = lua_rawlen(L, 1);
+    lua_Integer n = lua_tointeger(L, 2);
+    spy_prim_begin2(v, prim, a, n > 0 ? (uint64_t)n : 0);
+    return;
+  }
+  case LSPY_SZ_T1:
+    a = lua_rawlen(L, 1);
+    spy_prim_begin1(v, prim, a);
+    return;
+  case LSPY_SZ_NARGS:
+    spy_prim_begin1(v, prim, (uint64_t)lua_gettop(L));
+    return;
+  case LSPY_SZ_SARGS: {
+    int n = lua_gettop(L);
+    for (int i = 1; i <= n; i++)
+      if (lua_type(L, i) == LUA_TSTRING) a += lua_rawlen(L, i);
+    spy_prim_begin1(v, prim, a);
+    return;
+  }
+  case LSPY_SZ_N1: {
+    lua_Integer n = lua_tointeger(L, 1);
+    spy_prim_begin1(v, prim, n > 0 ? (uint64_t)n : 0);
+    return;
+  }
+  }
+  spy_prim_begin(v, prim);
+}
+
 /* A bracketed call. With callbacks found late (lspy.c, poll_called_back)
 ** the functions it calls back are not wrapped: its frame is noted at its
 ** nesting depth instead, and a call made from code called back by another
@@ -81,7 +135,7 @@ static int call_wrapped(lua_State *L, lspy_wrap *w) {
     unsigned d = spy_nest_save(s->v);
     if (d < SPY_NEST_MAX) s->pci[d] = lspyC_ci(s, L), s->pci_L[d] = L;
   }
-  lspyC_prim_begin(s, w->prim, w->sizes, L);
+  prim_begin(s, w->prim, w->sizes, L);
   int n = w->orig(L);
   lspyC_prim_end(s);
   if (in_cb) lspyC_callback_end(s);
@@ -96,7 +150,62 @@ static int call_wrapped(lua_State *L, lspy_wrap *w) {
   return n;
 }
 
-/* One wrapper per number of original upvalues: the wrap info follows them. */
+/* Wrappers of the first kind: one C function per slot of a table of
+** wraps, so that a wrapper finds its wrap without reading an upvalue, and
+** wraps a function without upvalues as one (a light C function): 1.5 ns
+** a call where the second kind costs 7 (bench/lua, calls.lua). The slots are the
+** process's, taken when a wrap is made and given back when its host is
+** freed (lspyL_release); a wrap made when all are taken gets a wrapper of
+** the second kind. */
+#define SLOTS 128
+static lspy_wrap *slot_wrap[SLOTS];
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+#define SLOT_WRAPPER(k)                                                     \
+  static int slot_wrapper_##k(lua_State *L) {                               \
+    return call_wrapped(L, slot_wrap[0x##k]);                               \
+  }
+#define SLOT_WRAPPERS16(h)                                                  \
+  SLOT_WRAPPER(h##0) SLOT_WRAPPER(h##1) SLOT_WRAPPER(h##2)                  \
+  SLOT_WRAPPER(h##3) SLOT_WRAPPER(h##4) SLOT_WRAPPER(h##5)                  \
+  SLOT_WRAPPER(h##6) SLOT_WRAPPER(h##7) SLOT_WRAPPER(h##8)                  \
+  SLOT_WRAPPER(h##9) SLOT_WRAPPER(h##a) SLOT_WRAPPER(h##b)                  \
+  SLOT_WRAPPER(h##c) SLOT_WRAPPER(h##d) SLOT_WRAPPER(h##e)                  \
+  SLOT_WRAPPER(h##f)
+SLOT_WRAPPERS16(0) SLOT_WRAPPERS16(1) SLOT_WRAPPERS16(2) SLOT_WRAPPERS16(3)
+SLOT_WRAPPERS16(4) SLOT_WRAPPERS16(5) SLOT_WRAPPERS16(6) SLOT_WRAPPERS16(7)
+#define SLOT_NAMES16(h)                                                     \
+  slot_wrapper_##h##0, slot_wrapper_##h##1, slot_wrapper_##h##2,            \
+  slot_wrapper_##h##3, slot_wrapper_##h##4, slot_wrapper_##h##5,            \
+  slot_wrapper_##h##6, slot_wrapper_##h##7, slot_wrapper_##h##8,            \
+  slot_wrapper_##h##9, slot_wrapper_##h##a, slot_wrapper_##h##b,            \
+  slot_wrapper_##h##c, slot_wrapper_##h##d, slot_wrapper_##h##e,            \
+  slot_wrapper_##h##f
+static const lua_CFunction slot_wrappers[SLOTS] = {
+    SLOT_NAMES16(0), SLOT_NAMES16(1), SLOT_NAMES16(2), SLOT_NAMES16(3),
+    SLOT_NAMES16(4), SLOT_NAMES16(5), SLOT_NAMES16(6), SLOT_NAMES16(7)};
+
+static void take_slot(lspy_wrap *w) {
+  w->slot = -1;
+  pthread_mutex_lock(&slot_lock);
+  for (int i = 0; i < SLOTS; i++)
+    if (!slot_wrap[i]) {
+      slot_wrap[i] = w;
+      w->slot = i;
+      break;
+    }
+  pthread_mutex_unlock(&slot_lock);
+}
+
+void lspyL_release(lspy_wrap *w) {
+  if (w->slot < 0) return;
+  pthread_mutex_lock(&slot_lock);
+  slot_wrap[w->slot] = NULL;
+  pthread_mutex_unlock(&slot_lock);
+  w->slot = -1;
+}
+
+/* The second kind: one per number of original upvalues, the wrap (a light
+** userdata) in the upvalue after them. */
 #define WRAPPER(k)                                                          \
   static int wrapper##k(lua_State *L) {                                     \
     return call_wrapped(L, lua_touserdata(L, lua_upvalueindex(k + 1)));     \
@@ -124,6 +233,7 @@ static lspy_wrap *find_wrap(lspy *s, lua_CFunction f, const char *label,
   w->special = special;
   w->next = s->wraps;
   s->wraps = w;
+  take_slot(w);
   static const char *const names[] = {"",      "len",   "len,pattern",
                                       "len,n", "n",     "nargs",
                                       "bytes", "n"};
@@ -149,6 +259,10 @@ static int push_wrapper(lua_State *L, lspy *s, int idx, const char *label,
   if (!w) {
     lua_pop(L, nup);
     return -1;
+  }
+  if (w->slot >= 0) {
+    lua_pushcclosure(L, slot_wrappers[w->slot], nup);
+    return 0;
   }
   lua_pushlightuserdata(L, w);
   lua_pushcclosure(L, wrappers[nup], nup + 1);
