@@ -26,6 +26,7 @@
 #include <lauxlib.h>
 
 #include "hosts/lua/lspy.h"
+#include "hosts/lua/lspy_int.h" /* lspy.top_off */
 
 static char cmd[16384];
 
@@ -685,6 +686,51 @@ static void t_wrapper_kinds(void) {
   for (int i = 1; i < 5; i++) lspy_free(h[i]);
 }
 
+/* Operand sizes as the cost observations record them: string lengths
+** read from the stack (the layout check passes on this liblua), short and
+** long strings, a number where a string is expected (0), string.format's
+** string arguments summed, a length and a count, a table's border. A
+** primitive called this rarely has every call observed (its reservoir is
+** not full). */
+static int has_obs(const spy_profile *p, const char *name, uint64_t a,
+                   uint64_t b) {
+  const spy_profile_prim *pr = prim(p, name);
+  for (size_t i = 0; i < pr->nobs; i++)
+    if (pr->obs[i].size[0] == a && pr->obs[i].size[1] == b) return 1;
+  fprintf(stderr, "%s: no observation of sizes %llu, %llu among %zu\n", name,
+          (unsigned long long)a, (unsigned long long)b, pr->nobs);
+  return 0;
+}
+
+static void t_sizes(void) {
+  lspy *s = lspy_new(NULL);
+  T_ASSERT(s != NULL);
+  T_ASSERT(s->top_off >= 0); /* read from the stack, not through liblua */
+  lua_State *L = lspy_state(s);
+  T_EQ_INT(lspy_start(s, NULL), 0);
+  const char *code =
+      "string.lower(('x'):rep(100)); string.lower('abcde'); "
+      "string.lower(7)\n"
+      "string.format('%s%d%s', 'abc', 5, ('y'):rep(50))\n"
+      "string.rep('ab', 3)\n"
+      "string.find(('z'):rep(60), 'zz')\n"
+      "table.concat({1, 2, 3, 4})\n";
+  T_EQ_INT(luaL_dostring(L, code), 0);
+  spy_profile *p = NULL;
+  T_EQ_INT(lspy_stop(s, &p), 0);
+  T_ASSERT(p);
+  T_ASSERT(has_obs(p, "string.lower", 100, 0));
+  T_ASSERT(has_obs(p, "string.lower", 5, 0));
+  T_ASSERT(has_obs(p, "string.lower", 0, 0));
+  T_ASSERT(has_obs(p, "string.format", 6 + 3 + 50, 0));
+  T_ASSERT(has_obs(p, "string.rep", 1, 100));
+  T_ASSERT(has_obs(p, "string.rep", 2, 3));
+  T_ASSERT(has_obs(p, "string.find", 60, 2));
+  T_ASSERT(has_obs(p, "table.concat", 4, 0));
+  spy_profile_free(p);
+  lspy_free(s);
+}
+
 /* Keys are (source, line defined), not addresses: chunks loaded, run and
 ** collected in turn (their memory reused by the next ones), under three
 ** names, each get their own frame. Each does a third of the work; on a
@@ -714,6 +760,7 @@ const struct spy_test t_lua[] = {
   {"keys_survive_gc", t_keys_survive_gc, 120},
   {"c_api", t_c_api, 60},
   {"wrapper_kinds", t_wrapper_kinds, 60},
+  {"sizes", t_sizes, 60},
   {"output_identity", t_output_identity, 0},
   {"cli", t_cli, 0},
   {"prim_then_tiny", t_prim_then_tiny, 120},

@@ -549,6 +549,7 @@ lspy *lspy_new(const lspy_options *o) {
   lua_gc(s->L, LUA_GCSTOP); /* as lua.c: no collection while building */
   luaL_openlibs(s->L);
   s->ci_ok = lspyC_check_ci(s->L, &s->ci_off);
+  s->top_off = s->ci_off >= 0 ? lspyL_check_args(s, s->L) : -1;
   lspyC_map_clear(s);
   lspyL_wrap_stdlib(s, s->L);
   lua_gc(s->L, LUA_GCRESTART);

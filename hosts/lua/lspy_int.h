@@ -71,6 +71,8 @@ struct lspy {
   ** accounting, or the layout unknown). */
   int lazy_cb;
   long ci_off;
+  long top_off;          /* lua_State.top, when string lengths are read
+                            from the stack (lspylib.c: str_len), or -1 */
   void *volatile sig_ci;
   void *walk_from;
   lua_State *pci_L[SPY_NEST_MAX];
@@ -120,6 +122,10 @@ int lspyL_wrap_at(lspy *s, lua_State *L, int idx, const char *name,
 void lspyL_register_prims(lspy *s);
 /* Give w's wrapper slot back (its state closed). */
 void lspyL_release(lspy_wrap *w);
+/* Where lua_State holds its stack top, if the stack and string layout
+** the wrappers read lengths with checks out on L (s->ci_off found); else
+** -1. */
+long lspyL_check_args(lspy *s, lua_State *L);
 
 /* lspy.c: the bracketing hooks on the host's spy_vm. Each is an event:
 ** a pending mark is renewed first (see lspyC_event_slow). */

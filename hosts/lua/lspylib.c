@@ -61,13 +61,108 @@ static void wrap_callback_arg(lua_State *L, lspy *s, int arg) {
   lua_replace(L, arg);
 }
 
+/* Operand sizes: a string argument's length read from the stack itself,
+** two loads instead of a call into liblua (string.format's sizes cost
+** strings.lua 2-3 %: bench/lua). Lua 5.4's stack slot (lobject.h,
+** StackValue: 16 bytes on LP64, the value, then its type tag at byte 8)
+** and string header (TString: the short string's length at byte 11, the
+** long string's at 16) are not part of its API: lspyL_check_args checks
+** them when the host is made, reading back strings of both kinds, numbers
+** and a table passed to a probe against lua_rawlen, and the wrappers call
+** liblua if the check failed. The running C function's slot is its
+** CallInfo's first word (ci_head.func, checked by lspyC_check_ci); its
+** arguments follow it up to lua_State's top. */
+#define SLOT_BYTES 16
+#define TAG_SHORT_STR 0x44 /* LUA_VSHRSTR | BIT_ISCOLLECTABLE */
+#define TAG_LONG_STR 0x54  /* LUA_VLNGSTR | BIT_ISCOLLECTABLE */
+
+static size_t str_len_at(lua_State *L, long ci_off, long top_off, int i) {
+  const char *ci, *func, *top, *ts;
+  memcpy(&ci, (const char *)L + ci_off, sizeof ci);
+  memcpy(&func, ci, sizeof func);
+  memcpy(&top, (const char *)L + top_off, sizeof top);
+  const char *o = func + (size_t)i * SLOT_BYTES;
+  if (o >= top) return 0;
+  memcpy(&ts, o, sizeof ts);
+  switch ((unsigned char)o[8]) {
+  case TAG_SHORT_STR: return (unsigned char)ts[11];
+  case TAG_LONG_STR: {
+    size_t n;
+    memcpy(&n, ts + 16, sizeof n);
+    return n;
+  }
+  default: return 0;
+  }
+}
+
+/* The length of argument i if it is a string, else 0. */
+static inline size_t str_len(const lspy *s, lua_State *L, int i) {
+  if (s->top_off >= 0) return str_len_at(L, s->ci_off, s->top_off, i);
+  return lua_type(L, i) == LUA_TSTRING ? lua_rawlen(L, i) : 0;
+}
+
+/* The probe: called with some arguments; finds the one word of lua_State
+** (in its first 256 bytes) that points just past them, and checks every
+** argument's length read through it (and one past the top: 0). Pushes
+** the offset, or -1. */
+static int probe_args(lua_State *L) {
+  long ci_off = (long)lua_tointeger(L, lua_upvalueindex(1));
+  const char *ci, *func;
+  memcpy(&ci, (const char *)L + ci_off, sizeof ci);
+  memcpy(&func, ci, sizeof func);
+  int n = lua_gettop(L);
+  const char *want = func + (size_t)(n + 1) * SLOT_BYTES;
+  long off = -1;
+  for (long o = 0; o + (long)sizeof want <= 256; o += (long)sizeof want) {
+    const char *p;
+    memcpy(&p, (const char *)L + o, sizeof p);
+    if (p == want) off = off == -1 ? o : -2;
+  }
+  for (int i = 1; off >= 0 && i <= n + 1; i++) {
+    size_t truth = i <= n && lua_type(L, i) == LUA_TSTRING ? lua_rawlen(L, i) : 0;
+    if (str_len_at(L, ci_off, off, i) != truth) off = -1;
+  }
+  lua_pushinteger(L, off < 0 ? -1 : off);
+  return 1;
+}
+
+long lspyL_check_args(lspy *s, lua_State *L) {
+  long found = -1;
+  for (int round = 0; round < 2; round++) {
+    lua_pushinteger(L, s->ci_off);
+    lua_pushcclosure(L, probe_args, 1);
+    char long_str[300];
+    memset(long_str, 'x', sizeof long_str);
+    int n = 0;
+    if (round == 0) {
+      lua_pushliteral(L, "abc");
+      lua_pushlstring(L, long_str, 100);
+      lua_pushinteger(L, 42);
+      lua_pushnumber(L, 2.5);
+      lua_newtable(L);
+      lua_pushliteral(L, "");
+      n = 6;
+    } else {
+      lua_pushlstring(L, long_str, sizeof long_str);
+      lua_pushlstring(L, long_str, 40); /* the longest short string */
+      lua_pushlstring(L, long_str, 41);
+      n = 3;
+    }
+    if (lua_pcall(L, n, 1, 0) != LUA_OK) {
+      lua_pop(L, 1);
+      return -1;
+    }
+    long off = (long)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (off < 0 || (round == 1 && off != found)) return -1;
+    found = off;
+  }
+  return found;
+}
+
 /* A bracketed call's begin, its sizes read from the arguments now on the
-** stack. lua_rawlen is a string's length, a table's border (raw), 0 for a
-** number: where the argument should be a string (or a table), it is read
-** without asking its type first, one call into liblua fewer -- only a
-** call that raises an argument error gets another kind of size. Strings
-** among any arguments (SARGS: string.format's may be tables) are
-** checked. */
+** stack: a string's length (str_len; 0 for anything else), a table's
+** border (lua_rawlen, raw), a count. */
 static void prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L) {
   spy_vm *v = s->v;
   size_t a = 0, b = 0;
@@ -77,16 +172,16 @@ static void prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L) {
     spy_prim_begin(v, prim);
     return;
   case LSPY_SZ_S1:
-    a = lua_rawlen(L, 1);
+    a = str_len(s, L, 1);
     spy_prim_begin1(v, prim, a);
     return;
   case LSPY_SZ_S1S2:
-    a = lua_rawlen(L, 1);
-    b = lua_rawlen(L, 2);
+    a = str_len(s, L, 1);
+    b = str_len(s, L, 2);
     spy_prim_begin2(v, prim, a, b);
     return;
   case LSPY_SZ_S1N2: {
-    a = lua_rawlen(L, 1);
+    a = str_len(s, L, 1);
     lua_Integer n = lua_tointeger(L, 2);
     spy_prim_begin2(v, prim, a, n > 0 ? (uint64_t)n : 0);
     return;
@@ -100,8 +195,7 @@ static void prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L) {
     return;
   case LSPY_SZ_SARGS: {
     int n = lua_gettop(L);
-    for (int i = 1; i <= n; i++)
-      if (lua_type(L, i) == LUA_TSTRING) a += lua_rawlen(L, i);
+    for (int i = 1; i <= n; i++) a += str_len(s, L, i);
     spy_prim_begin1(v, prim, a);
     return;
   }
