@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bench/lua/bench_lua.sh: the Lua host's overhead. For each workload, the
-# CPU time (user + sys, all threads: /usr/bin/time) of plain lua5.4 and of
-# spyon at 1 and 10 kHz, the median of REPS runs, and the ratio; also the
-# Lua thread's own CPU under spyon (SPYON_LUA_TIMES), which leaves out the
-# sampler thread; the Lua thread's CPU at one sample a second
+# CPU time (user + sys, all threads: bench/cpurun) of plain lua5.4 and of
+# spyon at 1 and 10 kHz, the median of REPS interleaved runs, and the
+# ratio; also the Lua thread's own CPU under spyon at 10 kHz
+# (SPYON_LUA_TIMES), which leaves out the sampler thread; the Lua thread's CPU at one sample a second
 # ("brackets": -i 1000000, what the bracketed C functions cost with hardly
 # a signal), which separates the brackets' cost from the signals'; what a
 # bare timer signal costs this machine (sigfloor.c, the floor under any
@@ -21,24 +21,25 @@ spyon=$build/spyon
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# cpu CMD...: user+sys seconds of one run (stdout discarded).
+# cpu CMD...: user+sys seconds of one run, all threads (stdout discarded;
+# bench/cpurun: microseconds, where /usr/bin/time rounds to 10 ms).
 cpu() {
-  /usr/bin/time -f "%U %S" -o "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || true
-  awk '{printf "%.3f", $1 + $2}' "$tmp/t"
+  "$build/bench/cpurun" "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || true
+  awk '{printf "%.4f", ($1 + $2) / 1e6}' "$tmp/t"
 }
 # lua thread CPU of one spyon run (SPYON_LUA_TIMES).
 lcpu() {
   SPYON_LUA_TIMES=1 "$@" > /dev/null 2> "$tmp/err" || true
   awk '/lua thread cpu/ {printf "%.3f", $5}' "$tmp/err"
 }
-median() { tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-run() { # label, measure fn, cmd...
+median() { tr ' ' '\n' | sed '/^$/d' | sort -n |
+  awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+run() { # label, measure fn, cmd...: the median of REPS runs
   local label=$1 fn=$2; shift 2
   local xs=""
   for _ in $(seq "$reps"); do xs="$xs $($fn "$@")"; done
   echo "$xs" | median
 }
-
 printf "load average: %s\n" "$(cut -d' ' -f1-3 /proc/loadavg)"
 cc -O2 -o "$tmp/sigfloor" "$here/sigfloor.c"
 # At 10 kHz only: at 1 kHz the few signals' cost drowns in the loop's noise.
@@ -53,12 +54,20 @@ for w in "examples/fib.lua 34" "examples/strings.lua 40" \
          "bench/lua/calls.lua 5000000"; do
   set -- $w
   script=$top/$1; shift
-  base=$(run plain cpu lua5.4 "$script" "$@")
-  k1=$(run k1 cpu "$spyon" -i 1000 -o "$tmp/p.spy" "$script" "$@")
-  k10=$(run k10 cpu "$spyon" -i 100 -o "$tmp/p.spy" "$script" "$@")
-  th=$(run th lcpu "$spyon" -i 100 -o "$tmp/p.spy" "$script" "$@")
-  br=$(run br lcpu "$spyon" -i 1000000 -o "$tmp/p.spy" "$script" "$@")
-  printf "%-22s %8s %8s %6.2f %8s %6.2f %8s %6.2f %8s %6.2f\n" \
+  # Interleaved: one run of each configuration per round, so that the
+  # machine's drift hits all alike.
+  base="" k1="" k10="" th="" br=""
+  for _ in $(seq "$reps"); do
+    base="$base $(cpu lua5.4 "$script" "$@")"
+    k1="$k1 $(cpu "$spyon" -i 1000 -o "$tmp/p.spy" "$script" "$@")"
+    k10="$k10 $(cpu "$spyon" -i 100 -o "$tmp/p.spy" "$script" "$@")"
+    th="$th $(lcpu "$spyon" -i 100 -o "$tmp/p.spy" "$script" "$@")"
+    br="$br $(lcpu "$spyon" -i 1000000 -o "$tmp/p.spy" "$script" "$@")"
+  done
+  base=$(echo "$base" | median) k1=$(echo "$k1" | median)
+  k10=$(echo "$k10" | median) th=$(echo "$th" | median)
+  br=$(echo "$br" | median)
+  printf "%-22s %8s %8s %6.3f %8s %6.3f %8s %6.3f %8s %6.3f\n" \
     "$(basename "$script") $*" "$base" "$k1" "$(echo "$k1 / $base" | bc -l)" \
     "$k10" "$(echo "$k10 / $base" | bc -l)" "$th" \
     "$(echo "$th / $base" | bc -l)" "$br" "$(echo "$br / $base" | bc -l)"
