@@ -138,6 +138,9 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   c->root_cap = o->max_depth / 2;
   c->longest = o->longest;
   c->reservoir = o->reservoir;
+  uint32_t root = 0; /* isqrt(reservoir): libspyon needs no libm */
+  while ((uint64_t)(root + 1) * (root + 1) <= o->reservoir) root++;
+  c->obs_margin = (double)o->reservoir + 8.0 * (root + 1) + 8.0;
   c->max_prims = o->max_prims;
   c->prim_flags = p->prim_flags;
   c->obs_tau = p->obs_tau;

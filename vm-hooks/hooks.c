@@ -251,12 +251,37 @@ static inline uint64_t draw(spy_vm *v) {
   return v->hot.rng_ = x;
 }
 
+/* The priority under which this thread times (and offers) a call of prim
+** id: the sampler's threshold (its reservoir's largest priority once
+** full, published at each drain), or lower while the sampler has not
+** caught up. Until its first drain the sampler's is the whole range, and a
+** hot primitive would have every call timed and offered for 10 ms, most
+** of them to be dropped by a full ring. But after n calls in this run the
+** reservoir's k-th smallest priority is at most about k/n of the range
+** (the k smallest of n uniform draws), and the chance that it is above m/n,
+** m = k + 8 sqrt(k) + 8 (obs_margin), is below 1e-7 for any k: a call
+** above m/n would almost surely not be kept. (Other threads' calls only
+** lower the threshold.) Stored in v->tau, which the inline begin compares
+** its draw with: a threshold the sampler lowered since is found at the
+** next slow path. */
+static uint64_t obs_tau(spy_vm *v, int32_t id) {
+  uint64_t t = ld(&v->cfg->obs_tau[id]);
+  uint64_t n = ld(&v->pstat[id].calls) - v->calls0[id];
+  double m = v->cfg->obs_margin;
+  if ((double)n > m) {
+    uint64_t local = (uint64_t)(m / (double)n * 0x1p64);
+    if (local < t) t = local;
+  }
+  v->tau[id] = t;
+  return t;
+}
+
 /* Offer one timed call to the primitive's reservoir (priority sampling,
 ** the producer's half; sampler/agg.c keeps the smallest priorities): only
-** a priority below the sampler's published threshold can be kept. */
+** a priority below the threshold (obs_tau) can be kept. */
 static void offer_obs(spy_vm *v, int32_t prim, uint64_t prio, uint64_t dur,
                       uint32_t gcs, unsigned nsizes, const uint64_t *size) {
-  if (v->cfg->reservoir == 0 || prio >= ld(&v->cfg->obs_tau[prim])) return;
+  if (v->cfg->reservoir == 0 || prio >= obs_tau(v, prim)) return;
   spyH_obs_rec *r = spyH_ring_reserve(&v->obs_ring, sizeof *r);
   if (!r) {
     add(&v->obs_dropped, 1);
@@ -459,6 +484,10 @@ static void adopt_run(spy_vm *v, uint64_t epoch, uint64_t origin) {
   st(&v->deadline_pub, v->deadline);
   if (!v->tracking) forget_brackets(v);
   v->tracking = 1;
+  for (uint32_t i = 0; i < c->max_prims; i++) {
+    v->tau[i] = UINT64_MAX; /* obs_tau: the next slow path sets it */
+    v->calls0[i] = ld(&v->pstat[i].calls);
+  }
   /* The inline fast paths push and pop primitives' and callbacks'
   ** brackets exactly as the slow paths do; not when every end must time
   ** (exact accounting) or publish the primitive (native stacks). A
@@ -696,9 +725,10 @@ static void prim_begin(spy_vm *v, int prim, unsigned n, uint64_t s0,
     prio = 0;
   } else if (id >= 0 && (c->prim_flags[id] & SPY_PRIM_COST) && c->reservoir) {
     if (!drawn) prio = draw(v);
-    timed = prio < ld(&c->obs_tau[id]) ? 2 : 0;
+    timed = prio < obs_tau(v, id) ? 2 : 0;
   } else {
     prio = 0;
+    if (id >= 0) v->tau[id] = 0; /* never timed: the inline paths' too */
   }
   uint32_t i = nest(v);
   set_nest(v, i + 1);

@@ -59,11 +59,14 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
   v->cur_keys = calloc(keys, sizeof(uint64_t));
   v->prev_keys = calloc(keys, sizeof(uint64_t));
   v->pstat = calloc(cfg->max_prims, sizeof *v->pstat);
+  v->tau = malloc(cfg->max_prims * sizeof *v->tau);
+  v->calls0 = calloc(cfg->max_prims, sizeof *v->calls0);
   v->longest = calloc(cfg->longest + 1, sizeof(uint64_t));
   v->saved = calloc(cfg->saved_processes, sizeof *v->saved);
   int rc = SPY_ENOMEM;
   if (v->walk_buf && (v->copy || !v->copy_cap) && v->cur_keys &&
-      v->prev_keys && v->pstat && v->longest && v->saved &&
+      v->prev_keys && v->pstat && v->tau && v->calls0 && v->longest &&
+      v->saved &&
       (rc = spyH_ring_init(&v->ring, o->ring_bytes)) == 0 &&
       (rc = spyH_ring_init(&v->obs_ring, o->obs_ring_bytes)) == 0 &&
       (!cfg->native ||
@@ -71,7 +74,8 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
     /* What the inline fast paths read (<spyon/hooks.h>); hot.fast_ is
     ** set when a run is adopted (hooks.c). */
     v->hot.until_ = UINT64_MAX;
-    v->hot.tau_ = (const uint64_t *)(void *)cfg->obs_tau;
+    for (uint32_t i = 0; i < cfg->max_prims; i++) v->tau[i] = UINT64_MAX;
+    v->hot.tau_ = v->tau;
     v->hot.calls_ = (uint64_t *)(void *)v->pstat;
     v->hot.calls_stride_ = sizeof(spyH_pstat) / sizeof(uint64_t);
     v->hot.nprims_ = cfg->max_prims;
@@ -99,6 +103,8 @@ void spyH_slot_free(spy_vm *v) {
   free(v->cur_keys);
   free(v->prev_keys);
   free(v->pstat);
+  free(v->tau);
+  free(v->calls0);
   free(v->longest);
   free(v->saved);
   free(v);

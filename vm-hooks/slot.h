@@ -27,6 +27,8 @@ typedef struct spyH_cfg {
   uint32_t leaf_cap, root_cap;
   uint32_t longest;          /* steps kept */
   uint32_t reservoir;        /* cost observations kept per primitive */
+  double obs_margin;         /* reservoir + 8 sqrt(reservoir) + 8 (hooks.c,
+                                obs_tau) */
   uint32_t max_prims;
   atomic_uint nprims;        /* registered so far (grows while running) */
   const unsigned *prim_flags;/* [max_prims], SPY_PRIM_* */
@@ -194,6 +196,11 @@ struct spy_vm {
   atomic_uint_least64_t full_walks, frames_walked;
   atomic_uint_least64_t pid_pub;
   spyH_pstat *pstat;         /* [cfg->max_prims] */
+  /* Cost observations (hooks.c, obs_tau): the threshold this thread times
+  ** calls under (what hot.tau_ points to), and each primitive's call count
+  ** when the run began. */
+  uint64_t *tau;             /* [cfg->max_prims] */
+  uint64_t *calls0;          /* [cfg->max_prims] */
   /* Native stacks (cfg->native only; vm-hooks/native.h). The SIGPROF
   ** handler is native_ring's only producer. native_prim is the innermost
   ** primitive + 1 (0: none), written by the interpreter thread's hooks and

@@ -94,7 +94,9 @@ typedef struct spy_hot_ {
                          for the other markers */
   uint64_t rng_;      /* cost observations' priorities (xorshift64) */
   const uint64_t *tau_;  /* [nprims_]: a call whose priority is below
-                            is timed (0: never; the sampler lowers it) */
+                            is timed (0: never; this thread's thresholds,
+                            lowered as its calls and the sampler's
+                            reservoirs say: vm-hooks/hooks.c, obs_tau) */
   uint64_t *calls_;   /* call counts, every calls_stride_ words */
   spy_bracket_ *b_;   /* [SPY_NEST_MAX] the brackets */
   unsigned nprims_, calls_stride_;
