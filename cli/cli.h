@@ -63,6 +63,7 @@ typedef struct cli_host {
              const spy_options *so, spy_profile **out);
   void (*interrupt)(void);
   int ticks;        /* 1: calls spy_tick (SPY_MARKER_TICK by default) */
+  double interval_us; /* the default sampling interval (-i) */
 } cli_host;
 
 /* Block (1) or unblock (0) the stop signals in the calling thread. A host

@@ -100,4 +100,8 @@ static int lua_run(const char *script, int argc, char **argv,
 /* The Lua host marks samples and arms its count hook from its own timer
 ** signal (lspy_start chooses SPY_MARKER_TICK for that, whatever the
 ** marker asked for); its brackets do not tick. */
-const cli_host cli_host_lua = {".lua", "Lua", lua_run, lua_interrupt, 0};
+/* 1 kHz by default: each sample costs a timer signal, 20-25 us of CPU on
+** a virtual machine (bench/lua: 22 % of a core at 10 kHz before anything
+** is sampled); docs/lua.md. */
+const cli_host cli_host_lua = {".lua", "Lua", lua_run, lua_interrupt, 0,
+                               LSPY_INTERVAL_NS / 1000.0};

@@ -49,4 +49,5 @@ static int st_run(const char *script, int argc, char **argv,
 ** just before each sample falls due: the tick marker by default, with no
 ** wake-ups at the sampling rate (bench/cost.sh) and skid-free samples
 ** (tests/st/skid.sh). */
-const cli_host cli_host_st = {".st", "Smalltalk", st_run, st_interrupt, 1};
+const cli_host cli_host_st = {".st", "Smalltalk", st_run, st_interrupt, 1,
+                              100}; /* spy_options_init's */

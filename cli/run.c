@@ -50,7 +50,8 @@ static const cli_opt run_opts[] = {
   {"--output", "-o", "FILE", "save the profile to FILE, not the report",
    cli_set_str, offsetof(cli_run_opts, out), 0, 0, NULL, EXCL_OUTPUT, 0},
   {"--interval", "-i", "USEC", "sampling interval in microseconds, 1 to "
-   "10000000\n(default 100)", cli_set_num,
+   "10000000\n(default 100; for Lua 1000: each sample costs a\ntimer "
+   "signal there)", cli_set_num,
    offsetof(cli_run_opts, interval_us), 1, 1e7, NULL, 0, 0},
   {"--threshold", NULL, "PCT", "hide tree nodes below PCT percent "
    "(default 0.5)", cli_set_num, offsetof(cli_run_opts, threshold), 0, 100,
@@ -272,7 +273,7 @@ void cli_run_report_now(spy_profile *p) {
 }
 
 int cli_run(int argc, char **argv) {
-  cli_run_opts o = {NULL, 100, 0.5, 0, 0, 1, 0, 0, 0, 0, -1, 0, 0, -1, 0};
+  cli_run_opts o = {NULL, 0, 0.5, 0, 0, 1, 0, 0, 0, 0, -1, 0, 0, -1, 0};
   cli_args a;
   int r = cli_parse(&run_cmd, argc, argv, &o, &a);
   if (r >= 0) return r;
@@ -283,6 +284,7 @@ int cli_run(int argc, char **argv) {
     return 2;
   }
   if (o.native_us > 0) o.native = 1;
+  if (o.interval_us == 0) o.interval_us = h->interval_us; /* no -i */
   struct stat sb;
   if (stat(script, &sb) != 0) {
     fprintf(stderr, "spyon: %s: cannot open: %s\n", script, strerror(errno));

@@ -164,6 +164,11 @@ static void t_cli(void) {
   T_ASSERT(!strncmp(out, "to stdout\n", 10));
   T_ASSERT(strstr(out, "**Tree**"));
   T_ASSERT(strstr(out, "Process: main"));
+  T_ASSERT(strstr(out, "interval:  1 ms")); /* Lua's default */
+  free(out);
+  snprintf(line, sizeof line, "'%s/spyon' -i 250 out_exit.lua 7", t_builddir);
+  T_EQ_INT(run_in_tmp(line, &out, NULL), 7);
+  T_ASSERT(strstr(out, "interval:  250 us"));
   free(out);
   snprintf(line, sizeof line,
            "'%s/spyon' --no-profile out_exit.lua 0", t_builddir);

@@ -585,8 +585,12 @@ int lspy_start(lspy *s, const spy_options *so) {
   ** marks (SPY_MARKER_THREAD) would be a second timer per interval, and
   ** SPY_MARKER_SIGNAL's handler would own our signal. */
   spy_options opt;
-  if (so) opt = *so;
-  else spy_options_init(&opt);
+  if (so) {
+    opt = *so;
+  } else {
+    spy_options_init(&opt);
+    opt.interval_ns = LSPY_INTERVAL_NS;
+  }
   if (s->o.hook_mode == 0) opt.marker = SPY_MARKER_TICK;
   int rc = spy_profiler_new(&P, &opt);
   if (rc < 0) {
