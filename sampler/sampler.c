@@ -149,7 +149,11 @@ void *spyS_thread_main(void *arg) {
   ** every 1000 intervals if that is sooner (a timer's period is rounded
   ** to 1 ns, and must not drift a quarter interval between re-alignments),
   ** but at most every millisecond. The backstop marks a thread overdue by
-  ** half a drain period. */
+  ** half a drain period. A run's first drains come sooner (1, 2, 4 ... ms,
+  ** up to the period): the hooks time a primitive's calls for cost
+  ** observations under the threshold the drains publish, and before the
+  ** first a hot primitive had every call timed for 10 ms, the ring
+  ** overflowing (hooks.c, obs_tau). A few wake-ups more per run. */
   int by_thread = p->opt.marker == SPY_MARKER_THREAD;
   uint64_t drain_ns = 1000000;
   if (!by_thread) {
@@ -160,14 +164,17 @@ void *spyS_thread_main(void *arg) {
   }
   uint64_t drain_period = spyH_ns_to_ticks(drain_ns);
   uint64_t lag = by_thread ? 0 : drain_period / 2;
+  uint64_t first = spyH_ns_to_ticks(1000000);
+  uint64_t period = by_thread ? drain_period : first;
   uint64_t last_drain = 0;
   pthread_mutex_lock(&p->lock);
   while (!p->quit) {
     if (!atomic_load_explicit(&p->running, RELAXED)) {
       pthread_cond_wait(&p->cond, &p->lock);
+      period = by_thread ? drain_period : first; /* a new run */
       continue;
     }
-    uint64_t wake_at = last_drain + drain_period;
+    uint64_t wake_at = last_drain + period;
     if (by_thread) {
       uint64_t wake = next_wake(p, spyH_now(), wake_at);
       pthread_mutex_unlock(&p->lock);
@@ -179,8 +186,9 @@ void *spyS_thread_main(void *arg) {
     if (p->quit || !atomic_load_explicit(&p->running, RELAXED)) continue;
     uint64_t now = spyH_now();
     mark_due(p, now, lag);
-    if (now - last_drain >= drain_period) {
+    if (now - last_drain >= period) {
       spyS_drain_all(p);
+      period = period * 2 < drain_period ? period * 2 : drain_period;
       if (!by_thread) {
         spyH_clock_refine();
         realign(p);
