@@ -41,4 +41,4 @@ EXTRA_DIST += tests/arch/install.sh tests/data/profile/small.spy \
 	tests/st/err_syntax.st tests/st/err_runtime.st tests/st/err_quit.st \
 	tests/st/skid.st tests/st/callback.st tests/st/nonlocal.st \
 	tests/st/switch.st tests/st/deep.st tests/st/hostile.st \
-	tests/st/hostile.out
+	tests/st/hostile.out tests/st/bulk.st

@@ -219,6 +219,40 @@ static void t_load_node(void) {
   free(out);
 }
 
+/* Runtime work that runs no interrupt check (tests/st/bulk.st: large
+** arrays made, filled and copied by primitives, collections marking
+** them) takes its samples at the asked rate, not one per piece of work:
+** each such leaf has samples for at least half the grid points its time
+** spans (idle: 0.93-0.98; without the sample points, hosts/st/stprof.h
+** st_prof_work, 0.07-0.22: about one sample per call or collection).
+** Half, because a descheduled stretch inside the work is one sample. */
+static const J *leaf_named(const J *doc, const char *name) {
+  J *leaves = jget(doc, "leaves");
+  for (int i = 0; leaves && i < leaves->len; i++)
+    if (!strcmp(jstr(leaves->v[i], "name"), name)) return leaves->v[i];
+  T_FAIL("no leaf %s", name);
+}
+
+static void t_bulk_work(void) {
+  static const char *const work[] = {
+      "ArrayedCollection>>copyFrom:to:", "Behavior>>basicNew:", "GC",
+      "ArrayedCollection>>atAllPut:"};
+  char *out;
+  stage("tests/st", "bulk.st");
+  J *doc = spyon_json("-i 100", "bulk.st", 0, &out);
+  T_EQ_STR(out, "1830\n");
+  for (size_t i = 0; i < sizeof work / sizeof work[0]; i++) {
+    const J *l = leaf_named(doc, work[i]);
+    double ns = jnum(l, "self_ns"), n = jnum(l, "self_tallies");
+    double r = n / (ns / 100000.0);
+    fprintf(stderr, "%s: %.0f samples in %.1f ms: %.2f of its grid points\n",
+            work[i], n, ns / 1e6, r);
+    T_ASSERT(ns > 2e6); /* enough grid points to tell */
+    T_ASSERT(r >= 0.5);
+  }
+  free(out);
+}
+
 /* Self tallies of node's child named name, or 0. */
 static double child_tallies(const J *node, const char *name) {
   J *kids = jget(node, "children");
@@ -497,6 +531,7 @@ static void t_deep_stack(void) {
 
 
 const struct spy_test t_st_prof[] = {
+  {"bulk_work", t_bulk_work, 60},
   {"e2e_largeint", t_e2e_largeint, 120},
   {"e2e_timer_mode", t_e2e_timer_mode, 0},
   {"e2e_processes", t_e2e_processes, 0},

@@ -48,6 +48,8 @@ struct Heap {
   size_t msp, mcap;
   uint64_t collections;
   size_t limit;              /* no object may be larger (memory_limit) */
+  int64_t work;              /* the collector's units to its next sample
+                                point (st_prof_work) */
 };
 
 /* ===================================================================== */
@@ -105,8 +107,12 @@ static void *xmalloc(size_t n) {
   return p;
 }
 
-/* Carve a new page for size class szc into its free list. */
-static void refill(Heap *h, uint32_t szc) {
+/* Carve a new page for size class szc into its free list. Its first
+** touch faults its memory in (tens of microseconds on a VM) inside
+** interpreter code that runs no check: a tick after it marks a deadline
+** passed meanwhile, for the next poll, where the tick's planning would
+** have skipped it (vm-hooks/mark.c). */
+static void refill(VM *vm, Heap *h, uint32_t szc) {
   size_t cell = (size_t)(szc + 1) * 16;
   size_t ncells = (ST_PAGE_BYTES - sizeof(Page)) / cell;
   Page *p = xmalloc(sizeof(Page) + ncells * cell);
@@ -123,14 +129,36 @@ static void refill(Heap *h, uint32_t szc) {
     o->n = (uint64_t)(uintptr_t)h->free[szc];
     h->free[szc] = o;
   }
+  st_prof_tick(vm);
+}
+
+/* Fill a new object: n slots of nil, or payload zero bytes. From a
+** primitive (prim), a large one fills in pieces with a sample point
+** between them (st_prof_work): filling 2 M slots takes milliseconds. */
+static void fill(VM *vm, Obj *o, int fmt, uint64_t n, size_t payload,
+                 int prim) {
+  uint64_t units = fmt == FMT_PTR ? n : payload / sizeof(Value);
+  uint64_t piece = prim ? ST_PROF_WORK : units;
+  for (uint64_t at = 0; at < units; at += piece) {
+    if (at) st_prof_work(vm);
+    uint64_t k = units - at < piece ? units - at : piece;
+    Value *s = (Value *)(o + 1) + at;
+    if (fmt == FMT_PTR) {
+      Value nil = vm->nil;
+      for (uint64_t i = 0; i < k; i++) s[i] = nil;
+    } else {
+      memset(s, 0, k * sizeof(Value));
+    }
+  }
 }
 
 /* Allocate an object of class cid: n slots (FMT_PTR, filled with nil) or
 ** n bytes (FMT_BYTES, zeroed and padded with zeros to a multiple of 8, so
 ** large-integer primitives can treat the bytes as 64-bit limbs). Answers 0
 ** when the memory is not there and !fatal; with fatal set that ends the
-** run (st_out_of_memory). */
-static Value alloc_obj(VM *vm, uint32_t cid, int fmt, uint64_t n, int fatal) {
+** run (st_out_of_memory). prim: called from a primitive (fill). */
+static Value alloc_obj(VM *vm, uint32_t cid, int fmt, uint64_t n, int fatal,
+                       int prim) {
   Heap *h = vm->heap;
   /* n is at most 2^40 here (callers check): the sums cannot wrap. */
   size_t payload = fmt == FMT_PTR ? n * sizeof(Value) : (n + 7) & ~(size_t)7;
@@ -138,7 +166,7 @@ static Value alloc_obj(VM *vm, uint32_t cid, int fmt, uint64_t n, int fatal) {
   Obj *o;
   if (total <= ST_SMALL_MAX) {
     uint32_t szc = (uint32_t)(total / 16 - 1);
-    if (!h->free[szc]) refill(h, szc);
+    if (!h->free[szc]) refill(vm, h, szc);
     o = h->free[szc];
     h->free[szc] = (Obj *)(uintptr_t)o->n;
     o->szc = (uint16_t)szc;
@@ -165,12 +193,7 @@ static Value alloc_obj(VM *vm, uint32_t cid, int fmt, uint64_t n, int fatal) {
   o->fmt = (uint8_t)fmt;
   o->mark = 0;
   o->n = n;
-  if (fmt == FMT_PTR) {
-    Value *s = (Value *)(o + 1), nil = vm->nil;
-    for (uint64_t i = 0; i < n; i++) s[i] = nil;
-  } else {
-    memset(o + 1, 0, payload);
-  }
+  fill(vm, o, fmt, n, payload, prim);
   h->since_gc += total;
   if (st_unlikely(h->since_gc > h->threshold)) {
     vm->gc_pending = 1;
@@ -181,7 +204,12 @@ static Value alloc_obj(VM *vm, uint32_t cid, int fmt, uint64_t n, int fatal) {
 
 Value st_alloc(VM *vm, uint32_t cid, int fmt, uint64_t n) {
   if (n > ST_MAX_OBJ_SLOTS) st_out_of_memory(SIZE_MAX);
-  return alloc_obj(vm, cid, fmt, n, 1);
+  return alloc_obj(vm, cid, fmt, n, 1, 0);
+}
+
+Value st_alloc_prim(VM *vm, uint32_t cid, int fmt, uint64_t n) {
+  if (n > ST_MAX_OBJ_SLOTS) st_out_of_memory(SIZE_MAX);
+  return alloc_obj(vm, cid, fmt, n, 1, 1);
 }
 
 /* An allocation the script asked for (Array new: n): 0 when it cannot be
@@ -191,10 +219,10 @@ Value st_alloc(VM *vm, uint32_t cid, int fmt, uint64_t n) {
 ** value is then reachable from the roots, and collecting here is safe. */
 Value st_alloc_try(VM *vm, uint32_t cid, int fmt, uint64_t n) {
   if (n > ST_MAX_OBJ_SLOTS) return 0;
-  Value v = alloc_obj(vm, cid, fmt, n, 0);
+  Value v = alloc_obj(vm, cid, fmt, n, 0, 1);
   if (!v) {
     st_gc(vm);
-    v = alloc_obj(vm, cid, fmt, n, 0);
+    v = alloc_obj(vm, cid, fmt, n, 0, 1);
   }
   return v;
 }
@@ -262,12 +290,22 @@ static void mark_value(VM *vm, Value v) {
   if (o->fmt == FMT_PTR && o->n) push_mark(vm->heap, o);
 }
 
+/* The collector's sample points: every ST_PROF_WORK slots marked or
+** cells swept (st_prof_work). */
+static inline void gc_work(VM *vm, Heap *h, int64_t units) {
+  if ((h->work -= units) <= 0) {
+    h->work = ST_PROF_WORK;
+    st_prof_work(vm);
+  }
+}
+
 static void drain(VM *vm) {
   Heap *h = vm->heap;
   while (h->msp) {
     Obj *o = h->mstack[--h->msp];
     Value *s = (Value *)(o + 1);
     for (uint64_t i = 0; i < o->n; i++) {
+      gc_work(vm, h, 1);
       Value v = s[i];
       if (IS_PTR(v) && v != 0 && !OBJ(v)->mark) {
         OBJ(v)->mark = 1;
@@ -330,6 +368,7 @@ static size_t sweep(VM *vm) {
       char *c = (char *)(p + 1);
       Obj *pfree = freelist;
       uint32_t nlive = 0;
+      gc_work(vm, h, p->ncells);
       for (uint32_t i = 0; i < p->ncells; i++) {
         Obj *o = (Obj *)(c + i * cell);
         if (o->cls != CID_NONE && o->mark) {
@@ -357,6 +396,7 @@ static size_t sweep(VM *vm) {
   }
   size_t j = 0;
   for (size_t i = 0; i < h->nlarge; i++) {
+    gc_work(vm, h, 16);
     Obj *o = h->large[i];
     if (o->mark) {
       o->mark = 0;

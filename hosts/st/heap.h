@@ -12,6 +12,10 @@ void st_heap_free(VM *vm);
 #define ST_MAX_OBJ_SLOTS ((uint64_t)1 << 40)
 Value st_alloc(VM *vm, uint32_t cid, int fmt, uint64_t n);
 Value st_alloc_try(VM *vm, uint32_t cid, int fmt, uint64_t n);
+/* st_alloc from a primitive (its caller saved the interpreter's state): a
+** large object fills with sample points between its pieces (stprof.h,
+** st_prof_work). */
+Value st_alloc_prim(VM *vm, uint32_t cid, int fmt, uint64_t n);
 Value st_new_slots(VM *vm, uint32_t cid, uint64_t n);
 Value st_new_bytes(VM *vm, uint32_t cid, uint64_t nbytes);
 Value st_new_array(VM *vm, uint64_t n);

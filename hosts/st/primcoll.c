@@ -57,11 +57,34 @@ static int get_seq(VM *vm, Value v, Seq *s) {
 }
 
 /* A new collection like v (Symbols give Strings) with n elements. */
+/* Bulk copies and fills go in pieces of ST_PROF_WORK slots, a sample
+** point between them (st_prof_work): copying 2 M slots takes
+** milliseconds. A move whose destination overlaps its source from above
+** goes backwards, piece by piece. */
+#define PIECE (ST_PROF_WORK * sizeof(Value))
+static void move_in_pieces(VM *vm, void *dst, const void *src, size_t n) {
+  char *d = dst;
+  const char *s = src;
+  if (d <= s || d >= s + n) {
+    for (size_t at = 0; at < n; at += PIECE) {
+      if (at) st_prof_work(vm);
+      memmove(d + at, s + at, n - at < PIECE ? n - at : PIECE);
+    }
+  } else {
+    for (size_t left = n; left > 0;) {
+      size_t k = left < PIECE ? left : PIECE;
+      left -= k;
+      memmove(d + left, s + left, k);
+      if (left) st_prof_work(vm);
+    }
+  }
+}
+
 static Value new_like(VM *vm, Value v, uint64_t n) {
   uint32_t c = OBJ(v)->cls;
   if (c == CID_SYMBOL) c = CID_STRING;
-  if (OBJ(v)->fmt == FMT_BYTES) return st_alloc(vm, c, FMT_BYTES, n);
-  return st_alloc(vm, c, FMT_PTR, n + vm->classes[c].ninst);
+  if (OBJ(v)->fmt == FMT_BYTES) return st_alloc_prim(vm, c, FMT_BYTES, n);
+  return st_alloc_prim(vm, c, FMT_PTR, n + vm->classes[c].ninst);
 }
 
 static int plain(VM *vm, Value v) {
@@ -93,11 +116,11 @@ PRIM(p_concat) {
   Seq d;
   get_seq(vm, r, &d);
   if (a.bytes) {
-    memcpy(d.b, a.b, a.n);
-    memcpy(d.b + a.n, b.b, b.n);
+    move_in_pieces(vm, d.b, a.b, a.n);
+    move_in_pieces(vm, d.b + a.n, b.b, b.n);
   } else {
-    memcpy(d.p, a.p, a.n * sizeof(Value));
-    memcpy(d.p + a.n, b.p, b.n * sizeof(Value));
+    move_in_pieces(vm, d.p, a.p, a.n * sizeof(Value));
+    move_in_pieces(vm, d.p + a.n, b.p, b.n * sizeof(Value));
   }
   ST_PRIM_END(vm);
   return OK(r);
@@ -116,8 +139,8 @@ PRIM(p_copyFromTo) {
   Value r = new_like(vm, RCV, n);
   Seq d;
   get_seq(vm, r, &d);
-  if (a.bytes) memcpy(d.b, a.b + from - 1, n);
-  else memcpy(d.p, a.p + from - 1, n * sizeof(Value));
+  if (a.bytes) move_in_pieces(vm, d.b, a.b + from - 1, n);
+  else move_in_pieces(vm, d.p, a.p + from - 1, n * sizeof(Value));
   ST_PRIM_END(vm);
   return OK(r);
 }
@@ -135,8 +158,8 @@ PRIM(p_replace) {
   if ((uint64_t)start - 1 + n > d.n || (uint64_t)from - 1 + n > s.n)
     return FAIL();
   ST_PRIM_BEGIN1(vm, SPYP_REPLACE, n);
-  if (d.bytes) memmove(d.b + start - 1, s.b + from - 1, n);
-  else memmove(d.p + start - 1, s.p + from - 1, n * sizeof(Value));
+  if (d.bytes) move_in_pieces(vm, d.b + start - 1, s.b + from - 1, n);
+  else move_in_pieces(vm, d.p + start - 1, s.p + from - 1, n * sizeof(Value));
   ST_PRIM_END(vm);
   return OK(RCV);
 }
@@ -182,10 +205,16 @@ PRIM(p_atAllPut) {
                      : (IS_INT(ARG1) ? INT_VAL(ARG1) : -1);
     if (b < 0 || b > 255) return FAIL();
     ST_PRIM_BEGIN1(vm, SPYP_FILL, a.n);
-    memset(a.b, (int)b, a.n);
+    for (size_t at = 0; at < a.n; at += PIECE) {
+      if (at) st_prof_work(vm);
+      memset(a.b + at, (int)b, a.n - at < PIECE ? a.n - at : PIECE);
+    }
   } else {
     ST_PRIM_BEGIN1(vm, SPYP_FILL, a.n);
-    for (uint64_t i = 0; i < a.n; i++) a.p[i] = ARG1;
+    for (uint64_t i = 0; i < a.n; i++) {
+      if (i && i % ST_PROF_WORK == 0) st_prof_work(vm);
+      a.p[i] = ARG1;
+    }
   }
   ST_PRIM_END(vm);
   return OK(RCV);

@@ -32,6 +32,8 @@ void st_prof_init(VM *vm) {
 #ifdef SPY_DISABLE
 
 void st_prof_poll(VM *vm) { (void)vm; }
+void st_prof_work(VM *vm) { (void)vm; }
+void st_prof_tick(VM *vm) { (void)vm; }
 void st_prof_process_end(VM *vm, uint64_t pid) { (void)vm; (void)pid; }
 uint32_t st_prof_load_begin(VM *vm, const char *file) {
   (void)vm; (void)file;
@@ -72,6 +74,16 @@ __attribute__((noinline, cold))
 #endif
 void st_prof_poll(VM *vm) {
   if (!vm->prof.timer) spy_poll(vm->prof.v);
+}
+
+void st_prof_work(VM *vm) {
+  if (vm->prof.timer) return;
+  spy_tick(vm->prof.v);
+  spy_poll(vm->prof.v);
+}
+
+void st_prof_tick(VM *vm) {
+  if (!vm->prof.timer) spy_tick(vm->prof.v);
 }
 
 /* The walk is incremental, so that a sample costs the frames made since

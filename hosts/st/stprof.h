@@ -88,6 +88,22 @@ static inline int st_prof_due(spy_vm *v) { return spy_poll_due(v); }
 
 /* Out of line (stprof.c). */
 void st_prof_init(struct VM *vm);
+/* Long work of the runtime's own that runs no interrupt check -- the
+** collector marking and sweeping, a primitive filling a large new object
+** -- calls this every ST_PROF_WORK units of it (slots, cells): a clock
+** read against the deadline (spy_tick) and a sample that fell due taken
+** (spy_poll), charged to the bracket open, the GC or the primitive. Else
+** such work took a single sample at its end for all the grid points it
+** spanned (bench/cost.sh: collections.st, its 5-7 ms collections and 2
+** M-slot arrays, reached 80 % of the asked rate). Only where the frame
+** state is saved (the collector's and primitives' safe points); not in
+** timer mode, whose samples come at interrupt checks only. */
+#define ST_PROF_WORK 4096
+void st_prof_work(struct VM *vm);
+/* After work that may have taken a while outside any check, where the
+** frame state may not be saved (a new heap page faulted in): spy_tick
+** alone, the sample left to the next poll. Not in timer mode. */
+void st_prof_tick(struct VM *vm);
 /* A poll point found a sample due (st_prof_due) and saved the frame
 ** state: take it (in timer mode the interrupt check takes it instead). */
 void st_prof_poll(struct VM *vm);
