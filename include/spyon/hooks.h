@@ -556,7 +556,10 @@ static inline void spy_region_end(spy_vm *v) {
 ** marking the sample due when it has passed; the poll then takes it, so
 ** a sample is only as precise as the ticks are frequent. Harmless with
 ** the other markers. Inside a long primitive no tick runs, and the
-** sampler thread marks the thread when it wakes to drain (every 10 ms).
+** sampler thread marks the thread when it wakes to drain (every 10 ms);
+** a host can tick (and poll) inside such work itself where it pauses every
+** few microseconds -- a collector between objects, a bulk copy between
+** pieces (docs/embedding.md, section 11).
 ** Unlike the other hooks, spy_tick is async-signal-safe (it only reads the
 ** clock and stores the mark, as the signal marker's handler does): a host
 ** may call it from its own timer signal's handler in the thread. */
