@@ -649,6 +649,20 @@ static void t_c_api(void) {
 ** Each counts its calls exactly, and an iterator returned by a call is
 ** wrapped too. Which kind string.upper got shows in its upvalues (the
 ** original has none). */
+/* Start s's profiler with the default options, run code in its state,
+** stop: the profile. */
+static spy_profile *run_profiled(lspy *s, const char *code) {
+  lua_State *L = lspy_state(s);
+  T_EQ_INT(lspy_start(s, NULL), 0);
+  int rc = luaL_dostring(L, code);
+  if (rc) fprintf(stderr, "%s\n", lua_tostring(L, -1));
+  T_EQ_INT(rc, 0);
+  spy_profile *p = NULL;
+  T_EQ_INT(lspy_stop(s, &p), 0);
+  T_ASSERT(p);
+  return p;
+}
+
 static int upper_has_upvalue(lspy *s) {
   lua_State *L = lspy_state(s);
   lua_getglobal(L, "string");
@@ -674,14 +688,7 @@ static void t_wrapper_kinds(void) {
       "assert(n == 2006)\n"
       "assert(not pcall(string.rep))\n";
   for (int i = 1; i < 5; i++) {
-    lua_State *L = lspy_state(h[i]);
-    T_EQ_INT(lspy_start(h[i], NULL), 0);
-    int rc = luaL_dostring(L, code);
-    if (rc) fprintf(stderr, "host %d: %s\n", i, lua_tostring(L, -1));
-    T_EQ_INT(rc, 0);
-    spy_profile *p = NULL;
-    T_EQ_INT(lspy_stop(h[i], &p), 0);
-    T_ASSERT(p);
+    spy_profile *p = run_profiled(h[i], code);
     T_EQ_INT(prim(p, "string.upper")->calls, 1000);
     T_EQ_INT(prim(p, "string.gmatch")->calls, 1);
     T_EQ_INT(prim(p, "string.gmatch iterator")->calls, 4);
@@ -711,8 +718,6 @@ static void t_sizes(void) {
   lspy *s = lspy_new(NULL);
   T_ASSERT(s != NULL);
   T_ASSERT(s->top_off >= 0); /* read from the stack, not through liblua */
-  lua_State *L = lspy_state(s);
-  T_EQ_INT(lspy_start(s, NULL), 0);
   const char *code =
       "string.lower(('x'):rep(100)); string.lower('abcde'); "
       "string.lower(7)\n"
@@ -720,10 +725,7 @@ static void t_sizes(void) {
       "string.rep('ab', 3)\n"
       "string.find(('z'):rep(60), 'zz')\n"
       "table.concat({1, 2, 3, 4})\n";
-  T_EQ_INT(luaL_dostring(L, code), 0);
-  spy_profile *p = NULL;
-  T_EQ_INT(lspy_stop(s, &p), 0);
-  T_ASSERT(p);
+  spy_profile *p = run_profiled(s, code);
   T_ASSERT(has_obs(p, "string.lower", 100, 0));
   T_ASSERT(has_obs(p, "string.lower", 5, 0));
   T_ASSERT(has_obs(p, "string.lower", 0, 0));
