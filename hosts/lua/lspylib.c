@@ -102,9 +102,10 @@ static inline size_t str_len(const lspy *s, lua_State *L, int i) {
 }
 
 /* The probe: called with some arguments; finds the one word of lua_State
-** (in its first 256 bytes) that points just past them, and checks every
-** argument's length read through it (and one past the top: 0). Pushes
-** the offset, or -1. */
+** (among its first 16, where lspyC_check_ci looks for the CallInfo too:
+** 5.4 keeps top at the third) that points just past them, and checks
+** every argument's length read through it (and one past the top: 0).
+** Pushes the offset, or -1. */
 static int probe_args(lua_State *L) {
   long ci_off = (long)lua_tointeger(L, lua_upvalueindex(1));
   const char *ci, *func;
@@ -113,7 +114,7 @@ static int probe_args(lua_State *L) {
   int n = lua_gettop(L);
   const char *want = func + (size_t)(n + 1) * SLOT_BYTES;
   long off = -1;
-  for (long o = 0; o + (long)sizeof want <= 256; o += (long)sizeof want) {
+  for (long o = 0; o < 16 * (long)sizeof want; o += (long)sizeof want) {
     const char *p;
     memcpy(&p, (const char *)L + o, sizeof p);
     if (p == want) off = off == -1 ? o : -2;
