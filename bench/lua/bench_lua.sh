@@ -3,9 +3,10 @@
 # CPU time (user + sys, all threads: bench/cpurun) of plain lua5.4 and of
 # spyon at 1 and 10 kHz, the median of REPS interleaved runs, and the
 # ratio; also the Lua thread's own CPU under spyon at 10 kHz
-# (SPYON_LUA_TIMES), which leaves out the sampler thread; the Lua thread's CPU at one sample a second
-# ("brackets": -i 1000000, what the bracketed C functions cost with hardly
-# a signal), which separates the brackets' cost from the signals'; what a
+# (SPYON_LUA_TIMES), which leaves out the sampler thread; the Lua thread's
+# CPU at one sample a second ("brackets": -i 1000000, what the bracketed C
+# functions cost with hardly a signal), which separates the brackets' cost
+# from the signals'; what a
 # bare timer signal costs this machine (sigfloor.c, the floor under any
 # sampler that interrupts the thread); and the alternatives to the
 # signal-armed hook (SPYON_LUA_HOOK=count:N: a permanent count hook every
