@@ -56,7 +56,6 @@ static int get_seq(VM *vm, Value v, Seq *s) {
   return 0;
 }
 
-/* A new collection like v (Symbols give Strings) with n elements. */
 /* Bulk copies and fills go in pieces of ST_PROF_WORK slots, a sample
 ** point between them (st_prof_work): copying 2 M slots takes
 ** milliseconds. A move whose destination overlaps its source from above
@@ -65,7 +64,8 @@ static int get_seq(VM *vm, Value v, Seq *s) {
 static void move_in_pieces(VM *vm, void *dst, const void *src, size_t n) {
   char *d = dst;
   const char *s = src;
-  if (d <= s || d >= s + n) {
+  uintptr_t di = (uintptr_t)dst, si = (uintptr_t)src;
+  if (di <= si || di >= si + n) { /* a forward copy reads ahead of writes */
     for (size_t at = 0; at < n; at += PIECE) {
       if (at) st_prof_work(vm);
       memmove(d + at, s + at, n - at < PIECE ? n - at : PIECE);
@@ -80,6 +80,7 @@ static void move_in_pieces(VM *vm, void *dst, const void *src, size_t n) {
   }
 }
 
+/* A new collection like v (Symbols give Strings) with n elements. */
 static Value new_like(VM *vm, Value v, uint64_t n) {
   uint32_t c = OBJ(v)->cls;
   if (c == CID_SYMBOL) c = CID_STRING;
