@@ -37,6 +37,7 @@
 #include "vm-hooks/clock.h"
 #include "vm-hooks/cpuclock.h"
 #include "vm-hooks/due.h"
+#include "vm-hooks/resched.h"
 #include "vm-hooks/slot.h"
 #include "vm-hooks/walk.h"
 
@@ -587,7 +588,9 @@ static inline int trap_set(spy_vm *v) {
 ** deadline (in the program's time, vm-hooks/due.h); the hook's take then
 ** charges it -- at the begin to the caller (a deadline that passed while
 ** the thread was descheduled before the call, which the end would have
-** charged to the primitive), at the end to the primitive, at a switch to
+** charged to the primitive; the inline begin comes here only when the
+** thread may have been descheduled since the last such read:
+** vm-hooks/resched.h), at the end to the primitive, at a switch to
 ** the process switched from. (A host that marks otherwise, as the Lua host from its timer
 ** signal with spy_tick, marks inside the primitive itself.) If at the end
 ** the deadline is still ahead, the host's countdown was planned without
@@ -711,6 +714,7 @@ static void prim_begin(spy_vm *v, int prim, unsigned n, uint64_t s0,
   const spyH_cfg *c = v->cfg;
   uint64_t start = 0, now = tc;
   watch(v, &now, 0);
+  if (v->tick_at) spyH_resched_arm(v); /* watched until now */
   if (trap_set(v)) {
     uint64_t t = clock_once(&now);
     take_due(v, t, 0);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "vm-hooks/clock.h"
+#include "vm-hooks/resched.h"
 
 /* The stand-in: never attached, active or marked, so its hooks never leave
 ** their inline branch; spy_poll_slow_ still recognises it by address. */
@@ -74,6 +75,7 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
     /* What the inline fast paths read (<spyon/hooks.h>); hot.fast_ is
     ** set when a run is adopted (hooks.c). */
     v->hot.until_ = UINT64_MAX;
+    spyH_resched_bind(v);
     for (uint32_t i = 0; i < cfg->max_prims; i++) v->tau[i] = UINT64_MAX;
     v->hot.tau_ = v->tau;
     v->hot.calls_ = (uint64_t *)(void *)v->pstat;

@@ -92,6 +92,11 @@ typedef struct spy_hot_ {
   uint64_t until_;    /* spy_tick_next hosts: the clock (TSC) before which
                          a primitive's ends need not read it; UINT64_MAX
                          for the other markers */
+  uint64_t *sched_;   /* this thread's rseq_cs word (Linux's restartable
+                         sequences), which the kernel clears when it
+                         preempts the thread, or NULL */
+  uint64_t armed_;    /* what the library stores there (a begin that still
+                         finds it needs no clock read: vm-hooks/resched.h) */
   uint64_t rng_;      /* cost observations' priorities (xorshift64) */
   const uint64_t *tau_;  /* [nprims_]: a call whose priority is below
                             is timed (0: never; this thread's thresholds,
@@ -330,6 +335,16 @@ static inline int spy_clock_ok_(const spy_hot_ *h) {
   return 0;
 #endif
 }
+/* A begin's watch of a spy_tick_next deadline: one that passed before the
+** call is the caller's. Only a deschedule carries the thread past it
+** unseen, so while the thread has not been preempted since the last begin
+** that read the clock, one load instead of a read (vm-hooks/resched.h). */
+static inline int spy_begin_ok_(const spy_hot_ *h) {
+  if (h->until_ == UINT64_MAX) return 1;
+  const uint64_t *s = h->sched_;
+  if (s) return SPY_LOAD_RELAXED_(s) == h->armed_;
+  return spy_clock_ok_(h);
+}
 static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
                                    uint64_t a, uint64_t b, uint64_t c,
                                    uint64_t d) {
@@ -343,7 +358,7 @@ static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
   h->rng_ = x;
   unsigned i = h->nest_;
   if ((unsigned)prim >= h->nprims_ || x < SPY_LOAD_RELAXED_(&h->tau_[prim]) ||
-      i >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_) || !spy_clock_ok_(h)) {
+      i >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_) || !spy_begin_ok_(h)) {
     spy_prim_begin_drawn_(v, prim, n, a, b, c, d, x);
     return;
   }
