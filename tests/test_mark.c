@@ -37,6 +37,8 @@
 
 #include "vm-hooks/clock.h"
 #include "vm-hooks/mark.h"
+#include "vm-hooks/resched.h"
+#include "vm-hooks/slot.h"
 
 static uint64_t mono(void) {
   struct timespec ts;
@@ -274,21 +276,59 @@ static void signal_owned(void) {
   T_EQ_INT(spy_profiler_free(p), 0);
 }
 
+static atomic_int spin_stop;
+
+static void pin_cpu0(void) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  T_EQ_INT(sched_setaffinity(0, sizeof set, &set), 0);
+}
+
+static void *spinner(void *arg) {
+  (void)arg;
+  pin_cpu0();
+  while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
+    gt_burn_units(1000);
+  return NULL;
+}
+
+static void unpin(void) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int i = 0; i < CPU_SETSIZE; i++) CPU_SET(i, &set);
+  sched_setaffinity(0, sizeof set, &set);
+}
+
 /* With the tick marker and a host that ticks at its brackets, every leaf
 ** of the standard program (methods, long and short primitives, GC) gets
 ** its true share: a sample falling due inside a primitive is charged to
-** it, not to the code after it. */
-static void leaves_ticking(const char *what, int tick_every) {
+** it, not to the code after it. With `competitor`, a busy thread shares
+** the test thread's core: the thread is preempted every few milliseconds,
+** and a deadline passed while it was out before a primitive's call is the
+** caller's (wall clock), found at the begin (vm-hooks/resched.h). */
+static void leaves_ticking(const char *what, int tick_every, int competitor) {
   for (int attempt = 1;; attempt++) {
     spy_options o;
     spy_options_init(&o);
     o.marker = SPY_MARKER_TICK;
     gt_std s;
     gt_host *h = std_host(&o, &s, tick_every, 0);
+    pthread_t th;
+    if (competitor) {
+      pin_cpu0();
+      atomic_store(&spin_stop, 0);
+      T_EQ_INT(pthread_create(&th, NULL, spinner, NULL), 0);
+    }
     session ss;
     start(h->prof, h, &ss);
     gt_std_run(h, &s, 1000 * MS, 42);
     spy_profile *pr = stop_take(h->prof, h, &ss);
+    if (competitor) {
+      atomic_store(&spin_stop, 1);
+      pthread_join(th, NULL);
+      unpin();
+    }
     double den = (double)gt_process_totals(pr), n = (double)pr->tallies;
     double f = gt_stall(h);
     int bad = 0;
@@ -317,7 +357,7 @@ static void leaves_ticking(const char *what, int tick_every) {
     }
     host_free(h, pr);
     if (!bad) return;
-    if (attempt >= ATTEMPTS || f < STALL_RETRY)
+    if (attempt >= ATTEMPTS || (f < STALL_RETRY && !competitor))
       T_FAIL("%s: %d leaf share(s) off (stalled %.0f%%)", what, bad, 100 * f);
     fprintf(stderr, "%s: attempt %d failed on a stalled run\n", what,
             attempt);
@@ -325,29 +365,124 @@ static void leaves_ticking(const char *what, int tick_every) {
 }
 
 /* spy_tick at every 8th poll and at the brackets. */
-static void leaves_tick(void) { leaves_ticking("leaves_tick", 8); }
+static void leaves_tick(void) { leaves_ticking("leaves_tick", 8, 0); }
 
 /* spy_tick_next setting the countdown of the polls (at most 1024), no
 ** tick at the brackets: the deadlines' near states take the samples. */
 static void leaves_tick_next(void) {
-  leaves_ticking("leaves_tick_next", -1024);
+  leaves_ticking("leaves_tick_next", -1024, 0);
 }
 
-static atomic_int spin_stop;
-
-static void pin_cpu0(void) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(0, &set);
-  T_EQ_INT(sched_setaffinity(0, sizeof set, &set), 0);
+/* The same beside a busy thread on the thread's core. Without the begin's
+** watch (or with a deschedule check that misses preemptions) the
+** primitives take the samples that fell due while their callers were out:
+** prim 0 at 44-53 % for 33 %. */
+static void leaves_tick_next_competitor(void) {
+  leaves_ticking("leaves_tick_next_competitor", -1024, 1);
 }
 
-static void *spinner(void *arg) {
-  (void)arg;
+/* A deadline that passes while the thread is off the CPU just before a
+** primitive's call is the caller's: a method is interrupted by a signal
+** whose handler sleeps 2 ms (wall clock: the method's time, as a
+** preemption's would be), then calls a 5 us primitive. The primitive's
+** end finds the deadlines passed; without the begin's watch (or with a
+** deschedule check that misses the interruption: vm-hooks/resched.h) the
+** primitive takes the sleeps. A signal, not a sleep in the method: a signal's delivery is
+** what every kernel with rseq reports, as it does a preemption. */
+static void nap_2ms(int sig) {
+  (void)sig;
+  struct timespec nap = {0, 2000000};
+  nanosleep(&nap, NULL);
+}
+
+static void descheduled_before_call(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = nap_2ms;
+  sigemptyset(&sa.sa_mask);
+  T_EQ_INT(sigaction(SIGUSR1, &sa, &old), 0);
+  spy_options o;
+  spy_options_init(&o);
+  o.marker = SPY_MARKER_TICK;
+  /* 1 ms: after each sample the next deadline is most often farther than
+  ** the method's 20 us of work, and the thread not near it (a near state
+  ** makes the begin read the clock anyway). */
+  o.interval_ns = 1000000;
+  gt_std s;
+  gt_host *h = std_host(&o, &s, -1024, 0);
+  /* No cost observations: an observed call's begin reads the clock. */
+  int hash = spy_prim_register(h->prof, "Object>>hash", NULL, 0);
+  T_ASSERT(hash >= 0);
+  session ss;
+  start(h->prof, h, &ss);
+  uint64_t key = s.key_base + GT_K_MAIN, t0 = gt_now();
+  while (gt_now() - t0 < 300 * MS) {
+    gt_enter(h, key);
+    gt_work(h, 20 * US);
+    pthread_kill(pthread_self(), SIGUSR1);
+    gt_prim(h, hash, 0, NULL, 5 * US);
+    gt_leave(h);
+  }
+  spy_profile *pr = stop_take(h->prof, h, &ss);
+  T_EQ_INT(sigaction(SIGUSR1, &old, NULL), 0);
+  double den = (double)gt_process_totals(pr), n = (double)pr->tallies;
+  double tr = truth_pct(h, h->t_prim[hash]);
+  double pf = self_pct(pr, SPY_FRAME_PRIM, (uint64_t)hash, den);
+  fprintf(stderr, "  prim: truth %.2f profile %.2f (%.0f samples)\n", tr, pf,
+          n);
+  T_ASSERT(n > 100);
+  T_NEAR(pf, tr, share_tol_pp(tr / 100, n, 0) + 1.0);
+  host_free(h, pr);
+}
+
+/* The kernel's half of vm-hooks/resched.h on this machine: the armed
+** word is cleared by a signal's delivery and by a preemption (a busy thread on the same core). Skipped
+** where glibc has no rseq for the thread (valgrind, a tunable). */
+static void resched_word(void) {
+  spy_profiler *p = new_prof(0, SPY_MODE_POLL, NULL);
+  gt_host *h = gt_new(p);
+  T_ASSERT(h != NULL);
+  T_EQ_INT(gt_attach(h), 0);
+  spy_vm *v = h->vm;
+  if (!v->hot.sched_) {
+    T_EQ_INT(gt_detach(h), 0);
+    gt_free(h);
+    T_EQ_INT(spy_profiler_free(p), 0);
+    T_SKIP("no rseq registered for this thread");
+  }
+  uint64_t *w = v->hot.sched_;
+  spyH_resched_arm(v);
+  T_ASSERT(__atomic_load_n(w, __ATOMIC_RELAXED) == v->hot.armed_);
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = other_handler;
+  sigemptyset(&sa.sa_mask);
+  T_EQ_INT(sigaction(SIGUSR1, &sa, &old), 0);
+  pthread_kill(pthread_self(), SIGUSR1);
+  T_EQ_INT(sigaction(SIGUSR1, &old, NULL), 0);
+  T_ASSERT(__atomic_load_n(w, __ATOMIC_RELAXED) == 0);
+  /* A preemption: spin beside a busy thread on the same core until the
+  ** word is cleared (each has the core for a few ms at a time). */
   pin_cpu0();
-  while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
-    gt_burn_units(1000);
-  return NULL;
+  pthread_t th;
+  atomic_store(&spin_stop, 0);
+  T_EQ_INT(pthread_create(&th, NULL, spinner, NULL), 0);
+  spyH_resched_arm(v);
+  uint64_t t0 = gt_now();
+  while (__atomic_load_n(w, __ATOMIC_RELAXED) == v->hot.armed_ &&
+         gt_now() - t0 < 5000 * MS)
+    ;
+  uint64_t left = __atomic_load_n(w, __ATOMIC_RELAXED);
+  atomic_store(&spin_stop, 1);
+  pthread_join(th, NULL);
+  unpin();
+  T_ASSERT(left == 0);
+  /* Detach disarms: the word no longer names the library's section. */
+  spyH_resched_arm(v);
+  T_EQ_INT(gt_detach(h), 0);
+  T_ASSERT(__atomic_load_n(w, __ATOMIC_RELAXED) == 0);
+  gt_free(h);
+  T_EQ_INT(spy_profiler_free(p), 0);
 }
 
 /* The CPU clock under a competing busy thread on the same core. The host
@@ -410,6 +545,9 @@ const struct spy_test t_mark[] = {
     {"signal_owned", signal_owned, 0},
     {"leaves_tick", leaves_tick, 0},
     {"leaves_tick_next", leaves_tick_next, 0},
+    {"leaves_tick_next_competitor", leaves_tick_next_competitor, 0},
     {"cpu_clock_competitor", cpu_clock_competitor, 0},
+    {"descheduled_before_call", descheduled_before_call, 0},
+    {"resched_word", resched_word, 0},
     {0, 0, 0},
 };
