@@ -13,7 +13,7 @@
 #endif
 
 #if HAVE_SYS_RSEQ_H && defined(RSEQ_SIG) && HAVE_DECL___RSEQ_OFFSET && \
-    HAVE_DECL___RSEQ_SIZE
+    HAVE_DECL___RSEQ_SIZE && HAVE_BUILTIN_THREAD_POINTER
 
 /* The empty section: it starts and aborts just after the signature. */
 static const uint32_t signature[2] = {RSEQ_SIG, 0};
