@@ -94,7 +94,7 @@ typedef struct spy_hot_ {
                          for the other markers */
   uint64_t *sched_;   /* this thread's rseq_cs word (Linux's restartable
                          sequences), which the kernel clears when it
-                         preempts the thread, or NULL */
+                         preempts the thread; NULL without rseq */
   uint64_t armed_;    /* what the library stores there (a begin that still
                          finds it needs no clock read: vm-hooks/resched.h) */
   uint64_t rng_;      /* cost observations' priorities (xorshift64) */
