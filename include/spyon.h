@@ -201,6 +201,22 @@ typedef struct spy_options {
   ** observations stay a uniform sample of the calls. Default 0.01; 0: no
   ** limit but the reservoir's; 0 .. 1. */
   double obs_budget;
+  /* 1: no sampler thread while a single thread is attached: that thread
+  ** drains its own rings into the profile, at its spy_tick_next calls
+  ** every 10 ms or so (the sampler thread's wake-ups otherwise), and only
+  ** when the profiler's lock is free (a snapshot or spy_counters_get
+  ** being made elsewhere: it tries again at its next tick). A process
+  ** that profiles its one interpreter thread then stays single-threaded,
+  ** which glibc notices: its malloc and stdio skip their locks in a
+  ** process that never made a thread (an idle thread costs an
+  ** allocating interpreter 1.5 %: examples/largeint.st). For hosts that
+  ** call spy_tick_next from their interrupt check (not from a signal
+  ** handler); needs SPY_MARKER_TICK and no native stacks (else
+  ** spy_profiler_new gives SPY_EINVAL). No backstop marks then: a sample
+  ** that falls due inside a long primitive is found by its end (<spyon/
+  ** hooks.h>, spy_tick_next). A second spy_attach starts the sampler
+  ** thread, which then drains for both. 0 (default) or 1. */
+  int self_drain;
 } spy_options;
 
 /* Fill *o with the defaults above. */

@@ -97,6 +97,11 @@ static int check_options(const spy_options *o) {
   ** shorter intervals the thread would livelock in signal delivery. */
   if (o->marker == SPY_MARKER_SIGNAL && o->interval_ns < SPYH_MARK_SIG_MIN_NS)
     return SPY_EINVAL;
+  /* Only spy_tick_next drains, and the native stacks' signals are the
+  ** sampler thread's. */
+  if (o->self_drain != 0 &&
+      (o->self_drain != 1 || o->marker != SPY_MARKER_TICK || o->native_stacks))
+    return SPY_EINVAL;
   return 0;
 }
 
@@ -154,6 +159,9 @@ int spy_profiler_new(spy_profiler **out, const spy_options *o) {
   c->obs_budget = o->exact_prims ? 0 : o->obs_budget;
   c->cpu_clock = o->clock == SPY_CLOCK_CPU;
   c->tick_marker = o->marker == SPY_MARKER_TICK;
+  c->self_drain = o->self_drain;
+  c->drain_period = spyS_drain_period(o);
+  c->drain = spyS_self_drain;
   atomic_init(&c->nprims, 0);
   atomic_init(&c->nregions, 0);
   atomic_init(&c->epoch, 0);
@@ -289,6 +297,17 @@ int spy_region_register(spy_profiler *p, const char *name) {
 ** Attach and detach
 ** --------------------------------------------------------------------- */
 
+/* The sampler thread, started once: at the first spy_start, or with
+** spy_options.self_drain when a second thread attaches to a profiler
+** that has started (the first drains itself: no thread). Under p->lock. */
+static int start_thread(spy_profiler *p) {
+  if (p->have_thread) return 0;
+  if (pthread_create(&p->thread, NULL, spyS_thread_main, p) != 0)
+    return SPY_ETHREAD;
+  p->have_thread = 1;
+  return 0;
+}
+
 int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
   if (!p || !host || !host->walk || !out) return SPY_EINVAL;
   *out = NULL;
@@ -301,9 +320,11 @@ int spy_attach(spy_profiler *p, const spy_host *host, spy_vm **out) {
       return SPY_EEXIST;
     }
   }
+  int rc = p->threads && p->started ? start_thread(p) : 0;
   pthread_mutex_unlock(&p->lock);
+  if (rc) return rc;
   spy_vm *v;
-  int rc = p->cfg.native ? spyH_native_install() : 0;
+  rc = p->cfg.native ? spyH_native_install() : 0;
   if (rc) return rc;
   rc = spyH_slot_new(&v, &p->cfg, &p->opt, host);
   if (rc) return rc;
@@ -407,12 +428,13 @@ int spy_start(spy_profiler *p) {
     pthread_mutex_unlock(&p->lock);
     return SPY_ESTATE;
   }
-  if (!p->have_thread) {
-    if (pthread_create(&p->thread, NULL, spyS_thread_main, p) != 0) {
-      pthread_mutex_unlock(&p->lock);
-      return SPY_ETHREAD;
-    }
-    p->have_thread = 1;
+  p->started = 1;
+  int rc = p->opt.self_drain && (!p->threads || !p->threads->next)
+               ? 0
+               : start_thread(p);
+  if (rc) {
+    pthread_mutex_unlock(&p->lock);
+    return rc;
   }
   uint64_t now = spyH_now();
   if (p->start_unix_ns == 0) {

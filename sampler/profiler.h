@@ -44,7 +44,8 @@ struct spy_profiler {
   pthread_mutex_t lock; /* the slot list, the aggregate, the fields below */
   pthread_cond_t cond;
   pthread_t thread;
-  int have_thread, quit;
+  int have_thread, quit; /* the sampler thread: started (start_thread) */
+  int started;          /* spy_start has been called */
   atomic_int running;
   spyS_thread *threads; /* attached threads, newest first */
   spyS_agg *agg;
@@ -64,5 +65,11 @@ SPY_INTERNAL void spyS_drain_all(spy_profiler *p);
 
 /* The sampler thread's body (sampler/sampler.c). */
 SPY_INTERNAL void *spyS_thread_main(void *arg);
+
+/* The drains' period without marking (sampler/sampler.c). */
+SPY_INTERNAL uint64_t spyS_drain_period(const spy_options *o);
+
+/* spy_options.self_drain: the attached thread's drain (spyH_cfg.drain). */
+SPY_INTERNAL int spyS_self_drain(spy_vm *v);
 
 #endif

@@ -59,6 +59,41 @@ void spyS_drain_all(spy_profiler *p) {
   p->drains++;
 }
 
+/* How often the rings are drained when the sampler does not mark (signal
+** and tick markers, and a thread that drains itself): rarely enough that
+** its wake-ups cost nothing measurable, every SPYH_DRAIN_NS, or every 1000
+** intervals if that is sooner (a signal timer's period is rounded to 1 ns,
+** and must not drift a quarter interval between re-alignments), but at
+** most every millisecond. A run's first drains come sooner (1, 2, 4 ...
+** ms, up to the period): the hooks time a primitive's calls for cost
+** observations under the threshold the drains publish, and before the
+** first a hot primitive had every call timed for 10 ms, the ring
+** overflowing (hooks.c, obs_tau). A few drains more per run. */
+uint64_t spyS_drain_period(const spy_options *o) {
+  uint64_t ns = SPYH_DRAIN_NS;
+  if (o->interval_ns * 1000 < ns) ns = o->interval_ns * 1000;
+  if (ns < SPYH_FIRST_DRAIN_NS) ns = SPYH_FIRST_DRAIN_NS;
+  return spyH_ns_to_ticks(ns);
+}
+
+/* A drain made by the attached thread itself (spy_options.self_drain),
+** from its spy_tick_next (vm-hooks/mark.c): what the sampler thread's
+** wake-up does with the tick marker, when the lock is free -- the thread
+** never waits for it. 1: drained (or nothing to drain, stopped); 0: the
+** lock was busy, try again; -1: the sampler thread drains now (a second
+** thread attached). */
+int spyS_self_drain(spy_vm *v) {
+  spy_profiler *p = v->prof;
+  if (pthread_mutex_trylock(&p->lock) != 0) return 0;
+  int rc = p->have_thread ? -1 : 1;
+  if (rc > 0 && atomic_load_explicit(&p->running, RELAXED)) {
+    spyS_drain_all(p);
+    spyH_clock_refine();
+  }
+  pthread_mutex_unlock(&p->lock);
+  return rc;
+}
+
 /* Sleep until the TSC reads `target`. The CLOCK_MONOTONIC deadline is
 ** computed from a fresh (tick, monotonic) pair each time, so calibration
 ** error cannot accumulate into drift. */
@@ -145,26 +180,13 @@ void *spyS_thread_main(void *arg) {
   ** would cap the rate near 20 kHz. */
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   /* Marking by thread: drain about once a millisecond, in the wake-ups
-  ** that mark. Otherwise wake only to drain and re-align: every 10 ms, or
-  ** every 1000 intervals if that is sooner (a timer's period is rounded
-  ** to 1 ns, and must not drift a quarter interval between re-alignments),
-  ** but at most every millisecond. The backstop marks a thread overdue by
-  ** half a drain period. A run's first drains come sooner (1, 2, 4 ... ms,
-  ** up to the period): the hooks time a primitive's calls for cost
-  ** observations under the threshold the drains publish, and before the
-  ** first a hot primitive had every call timed for 10 ms, the ring
-  ** overflowing (hooks.c, obs_tau). A few wake-ups more per run. */
+  ** that mark. Otherwise wake only to drain and re-align
+  ** (spyS_drain_period). The backstop marks a thread overdue by half a
+  ** drain period. */
   int by_thread = p->opt.marker == SPY_MARKER_THREAD;
-  uint64_t drain_ns = 1000000;
-  if (!by_thread) {
-    drain_ns = SPYH_DRAIN_NS;
-    if (p->opt.interval_ns * 1000 < drain_ns)
-      drain_ns = p->opt.interval_ns * 1000;
-    if (drain_ns < 1000000) drain_ns = 1000000;
-  }
-  uint64_t drain_period = spyH_ns_to_ticks(drain_ns);
+  uint64_t first = spyH_ns_to_ticks(SPYH_FIRST_DRAIN_NS);
+  uint64_t drain_period = by_thread ? first : spyS_drain_period(&p->opt);
   uint64_t lag = by_thread ? 0 : drain_period / 2;
-  uint64_t first = spyH_ns_to_ticks(1000000);
   uint64_t period = by_thread ? drain_period : first;
   uint64_t last_drain = 0;
   pthread_mutex_lock(&p->lock);

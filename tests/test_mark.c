@@ -29,6 +29,7 @@
 
 #include "tests/test_core.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -217,6 +218,88 @@ static void tick_backstop(void) {
   T_ASSERT(r > 0.0 && r < 0.2);
 }
 
+/* The threads of this process. */
+static int nthreads(void) {
+  DIR *d = opendir("/proc/self/task");
+  T_ASSERT(d != NULL);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+typedef struct second {
+  spy_profiler *p;
+  int rc, threads;
+} second;
+
+/* A second thread attaches, counts the process's threads, detaches. */
+static void *attach_second(void *arg) {
+  second *sc = arg;
+  gt_host *h = gt_new(sc->p);
+  if (!h) return NULL;
+  if ((sc->rc = gt_attach(h)) == 0) {
+    sc->threads = nthreads();
+    sc->rc = gt_detach(h);
+  }
+  gt_free(h);
+  return NULL;
+}
+
+/* spy_options.self_drain: with spy_tick_next, the one attached thread
+** drains its own rings and the process makes no sampler thread; the
+** profile fills while it runs (the drains, 1, 2, 4, 8 ms into the run and
+** then every 10 ms: about 22 in 200 ms) and gets its samples; a second
+** attach starts the sampler thread. Only with the tick marker, without
+** native stacks. */
+static void self_drain(void) {
+  spy_options o;
+  spy_options_init(&o);
+  spy_profiler *p = NULL;
+  o.self_drain = 1; /* the thread marker */
+  T_EQ_INT(spy_profiler_new(&p, &o), SPY_EINVAL);
+  o.marker = SPY_MARKER_TICK;
+  o.native_stacks = 1;
+  T_EQ_INT(spy_profiler_new(&p, &o), SPY_EINVAL);
+  o.native_stacks = 0;
+  o.self_drain = 2;
+  T_EQ_INT(spy_profiler_new(&p, &o), SPY_EINVAL);
+  o.self_drain = 1;
+  uint64_t iv = 100 * US;
+  p = new_prof(iv, SPY_MODE_POLL, &o);
+  gt_host *h = gt_new(p);
+  T_ASSERT(h != NULL);
+  h->tick_every = -1024;
+  gt_method(h, 1, "Work>>run");
+  T_EQ_INT(gt_attach(h), 0);
+  int n0 = nthreads();
+  session ss;
+  start(p, h, &ss);
+  T_EQ_INT(nthreads(), n0);
+  gt_enter(h, 1);
+  uint64_t t0 = gt_now();
+  while (gt_now() - t0 < 200 * MS) gt_work(h, 100 * US);
+  spy_counters c;
+  T_EQ_INT(spy_counters_get(p, &c), 0);
+  fprintf(stderr, "self-drained %llu times, %llu samples, in 200 ms\n",
+          (unsigned long long)c.drains, (unsigned long long)c.samples);
+  T_ASSERT(c.drains >= 10 && c.samples >= 200);
+  second sc = {p, -1, 0};
+  pthread_t th;
+  T_EQ_INT(pthread_create(&th, NULL, attach_second, &sc), 0);
+  pthread_join(th, NULL);
+  T_EQ_INT(sc.rc, 0);
+  T_EQ_INT(sc.threads, n0 + 2); /* it and the sampler thread */
+  gt_leave(h);
+  spy_profile *pr = stop_take(p, h, &ss);
+  double cpu = (double)(h->cpu_end - h->cpu_begin);
+  double r = (double)pr->tallies / (cpu / (double)iv);
+  fprintf(stderr, "%llu samples in %.0f ms CPU: %.1f %% of the asked\n",
+          (unsigned long long)pr->tallies, cpu / 1e6, 100 * r);
+  T_ASSERT(r >= RATE_MIN_SKIP);
+  host_free(h, pr);
+}
+
 /* The signal handler keeps errno: a thread that sets errno and checks it
 ** while its timer fires sees its own value every time. */
 static void signal_errno(void) {
@@ -316,11 +399,13 @@ static void unpin(void) {
 ** the test thread's core: the thread is preempted every few milliseconds,
 ** and a deadline passed while it was out before a primitive's call is the
 ** caller's (wall clock), found at the begin (vm-hooks/resched.h). */
-static void leaves_ticking(const char *what, int tick_every, int competitor) {
+static void leaves_ticking(const char *what, int tick_every, int competitor,
+                           int self_drain) {
   for (int attempt = 1;; attempt++) {
     spy_options o;
     spy_options_init(&o);
     o.marker = SPY_MARKER_TICK;
+    o.self_drain = self_drain;
     gt_std s;
     gt_host *h = std_host(&o, &s, tick_every, 0);
     pthread_t th;
@@ -374,12 +459,19 @@ static void leaves_ticking(const char *what, int tick_every, int competitor) {
 }
 
 /* spy_tick at every 8th poll and at the brackets. */
-static void leaves_tick(void) { leaves_ticking("leaves_tick", 8, 0); }
+static void leaves_tick(void) { leaves_ticking("leaves_tick", 8, 0, 0); }
 
 /* spy_tick_next setting the countdown of the polls (at most 1024), no
 ** tick at the brackets: the deadlines' near states take the samples. */
 static void leaves_tick_next(void) {
-  leaves_ticking("leaves_tick_next", -1024, 0);
+  leaves_ticking("leaves_tick_next", -1024, 0, 0);
+}
+
+/* The same with the thread draining its own rings (spy_options.
+** self_drain): the drains' time, in the ticks, must not go to the code
+** around them. */
+static void leaves_self_drain(void) {
+  leaves_ticking("leaves_self_drain", -1024, 0, 1);
 }
 
 /* The same beside a busy thread on the thread's core. Without the begin's
@@ -387,7 +479,7 @@ static void leaves_tick_next(void) {
 ** primitives take the samples that fell due while their callers were out:
 ** prim 0 at 44-53 % for 33 %. */
 static void leaves_tick_next_competitor(void) {
-  leaves_ticking("leaves_tick_next_competitor", -1024, 1);
+  leaves_ticking("leaves_tick_next_competitor", -1024, 1, 0);
 }
 
 /* A deadline that passes while the thread is off the CPU just before a
@@ -552,10 +644,12 @@ const struct spy_test t_mark[] = {
     {"rate_tick", rate_tick, 0},
     {"rate_tick_next", rate_tick_next, 0},
     {"tick_backstop", tick_backstop, 0},
+    {"self_drain", self_drain, 0},
     {"signal_errno", signal_errno, 0},
     {"signal_owned", signal_owned, 0},
     {"leaves_tick", leaves_tick, 0},
     {"leaves_tick_next", leaves_tick_next, 0},
+    {"leaves_self_drain", leaves_self_drain, 0},
     {"leaves_tick_next_competitor", leaves_tick_next_competitor, 0},
     {"cpu_clock_competitor", cpu_clock_competitor, 0},
     {"descheduled_before_call", descheduled_before_call, 0},

@@ -37,6 +37,7 @@
 #include "vm-hooks/clock.h"
 #include "vm-hooks/cpuclock.h"
 #include "vm-hooks/due.h"
+#include "vm-hooks/mark.h"
 #include "vm-hooks/resched.h"
 #include "vm-hooks/slot.h"
 #include "vm-hooks/walk.h"
@@ -482,6 +483,9 @@ static void adopt_run(spy_vm *v, uint64_t epoch, uint64_t origin) {
   v->deadline = origin + ((v->last - origin) / c->interval + 1) * c->interval;
   v->tick_debt = 0;
   v->tick_backlog = 0;
+  /* spy_options.self_drain: this thread's first drain (mark.c). */
+  v->drain_step = spyH_ns_to_ticks(SPYH_FIRST_DRAIN_NS);
+  v->drain_at = c->self_drain ? v->last + v->drain_step : UINT64_MAX;
   st(&v->deadline_pub, v->deadline);
   if (!v->tracking) forget_brackets(v);
   v->tracking = 1;

@@ -243,11 +243,35 @@ int spy_tick_word(spy_vm *v, int *countdown) {
   return 0;
 }
 
+/* spy_options.self_drain: the thread drains its rings here, on the
+** sampler thread's schedule (a run's first drains 1, 2, 4 ... ms apart,
+** then every drain_period), and tries again at its next tick when the
+** lock is busy. The drain's time is the library's, not the program's: it
+** joins the debt as a visit does (vm-hooks/due.h), whole -- the deadline
+** moves past it, so that the code the ticks come from is not charged
+** with it. */
+static void self_drain(spy_vm *v, uint64_t now) {
+  int rc = v->cfg->drain(v);
+  if (rc > 0) {
+    v->drain_at = now + v->drain_step;
+    v->drain_step = v->drain_step * 2 < v->cfg->drain_period
+                        ? v->drain_step * 2
+                        : v->cfg->drain_period;
+  } else if (rc < 0) {
+    v->drain_at = UINT64_MAX; /* the sampler thread drains */
+  }
+  uint64_t out = spyH_now();
+  v->tick_debt += out - now;
+  v->tick_spent += out - now;
+  v->tick_out = out;
+}
+
 int spy_tick_next_slow_(spy_vm *v, int counted, int most) {
   if (!v->cfg || !v->cfg->tick_marker || most < 1) return most;
   uint64_t now = spyH_now();
   int n = tick_next(v, counted, most, now);
   spyH_debt_add(v, now);
+  if (SPY_UNLIKELY(v->tick_out >= v->drain_at)) self_drain(v, v->tick_out);
   spyH_until(v);
   return n;
 }

@@ -48,6 +48,8 @@
 ** measurable, often enough that no ring fills (a 4 MiB ring holds about
 ** 20 k samples; 10 ms at 100 kHz is 1000). */
 #define SPYH_DRAIN_NS 10000000u
+/* ... and a run's first drain, which comes sooner (sampler/sampler.c). */
+#define SPYH_FIRST_DRAIN_NS 1000000u
 
 /* One interpreter thread's marker state (SPY_MARKER_SIGNAL: its timer). */
 typedef struct spyH_marker {

@@ -75,6 +75,7 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
     /* What the inline fast paths read (<spyon/hooks.h>); hot.fast_ is
     ** set when a run is adopted (hooks.c). */
     v->hot.until_ = UINT64_MAX;
+    v->drain_at = UINT64_MAX; /* a run sets it (hooks.c, adopt_run) */
     spyH_resched_bind(v);
     for (uint32_t i = 0; i < cfg->max_prims; i++) v->tau[i] = UINT64_MAX;
     v->hot.tau_ = v->tau;

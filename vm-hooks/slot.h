@@ -47,6 +47,12 @@ typedef struct spyH_cfg {
   int tick_marker;           /* spy_options.marker == SPY_MARKER_TICK */
   uint32_t saved_processes;  /* spy_options.saved_processes */
   uint64_t native_interval;  /* ticks */
+  /* spy_options.self_drain: the drains' period (ticks) once a run has
+  ** had its first few, and the sampler's half of a drain made by the
+  ** attached thread itself (sampler/sampler.c, spyS_self_drain). */
+  int self_drain;
+  uint64_t drain_period;
+  int (*drain)(spy_vm *v);
 } spyH_cfg;
 
 /* Record types. */
@@ -246,6 +252,9 @@ struct spy_vm {
   uint64_t tick_uncounted;   /* checks it was cut short by */
   uint64_t tick_time, tick_checks; /* their long-run sums, decaying */
   uint64_t tick_debt, tick_spent, tick_out, tick_host;
+  /* spy_options.self_drain: when this thread's next spy_tick_next drains
+  ** (UINT64_MAX: never), and the step to the one after (mark.c). */
+  uint64_t drain_at, drain_step;
   uint64_t pid;
   uint64_t attached_at;
   /* The walk (hooks.c). walk_buf takes pushes: copy_cap by position, then

@@ -243,8 +243,15 @@ void st_prof_switch(VM *vm, uint64_t pid, const char *name, int rename) {
 int st_prof_start(VM *vm, const spy_options *o) {
   StProf *pr = &vm->prof;
   if (pr->attached) return SPY_ESTATE;
+  /* In poll mode the interrupt check ticks with spy_tick_next
+  ** (st_interrupt): with the tick marker the thread drains its own rings
+  ** there, and the process makes no sampler thread. */
+  spy_options so = *o;
+  if (so.marker == SPY_MARKER_TICK && so.mode == SPY_MODE_POLL &&
+      !so.native_stacks)
+    so.self_drain = 1;
   spy_profiler *P;
-  int rc = spy_profiler_new(&P, o);
+  int rc = spy_profiler_new(&P, &so);
   if (rc < 0) {
     snprintf(vm->errbuf, sizeof vm->errbuf, "profiler: %s", spy_strerror(rc));
     return rc;
