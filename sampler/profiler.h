@@ -63,7 +63,8 @@ struct spy_profiler {
 ** p->lock held, by the sampler thread or a controlling thread. */
 SPY_INTERNAL void spyS_drain_all(spy_profiler *p);
 
-/* The sampler thread's body (sampler/sampler.c). */
+/* The sampler thread's body (sampler/sampler.c), and its name. */
+#define SPYS_THREAD_NAME "spyon-sampler"
 SPY_INTERNAL void *spyS_thread_main(void *arg);
 
 /* The drains' period without marking (sampler/sampler.c). */
