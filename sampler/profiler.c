@@ -304,6 +304,7 @@ static int start_thread(spy_profiler *p) {
   if (p->have_thread) return 0;
   if (pthread_create(&p->thread, NULL, spyS_thread_main, p) != 0)
     return SPY_ETHREAD;
+  pthread_setname_np(p->thread, SPYS_THREAD_NAME); /* top -H shows it */
   p->have_thread = 1;
   return 0;
 }

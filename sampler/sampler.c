@@ -179,7 +179,6 @@ void *spyS_thread_main(void *arg) {
   /* Wake-ups as precise as the kernel allows: the default 50 us slack
   ** would cap the rate near 20 kHz. */
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-  prctl(PR_SET_NAME, (unsigned long)SPYS_THREAD_NAME, 0, 0, 0); /* top -H */
   /* Marking by thread: drain about once a millisecond, in the wake-ups
   ** that mark. Otherwise wake only to drain and re-align
   ** (spyS_drain_period). The backstop marks a thread overdue by half a

@@ -264,6 +264,7 @@ static void self_drain(spy_vm *v, uint64_t now) {
   v->tick_debt += out - now;
   v->tick_spent += out - now;
   v->tick_out = out;
+  atomic_fetch_add_explicit(&v->hook_ticks, out - now, RELAXED);
 }
 
 int spy_tick_next_slow_(spy_vm *v, int counted, int most) {

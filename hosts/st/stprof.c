@@ -246,7 +246,9 @@ int st_prof_start(VM *vm, const spy_options *o) {
   /* In poll mode the interrupt check ticks with spy_tick_next
   ** (st_interrupt): with the tick marker the thread drains its own rings
   ** there, and the process makes no sampler thread. */
-  spy_options so = *o;
+  spy_options so;
+  if (o) so = *o;
+  else spy_options_init(&so);
   if (so.marker == SPY_MARKER_TICK && so.mode == SPY_MODE_POLL &&
       !so.native_stacks)
     so.self_drain = 1;
