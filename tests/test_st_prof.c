@@ -272,7 +272,7 @@ static double child_tallies(const J *node, const char *name) {
 ** jumps, as before issue 9) a sample that fell due in long was taken at
 ** the next activation, in trivial, or at the loop's jump, in run:: long
 ** got about a third, trivial another third.
-** Tolerance 2 pp, from: sampling noise (>= 1000 samples
+** Tolerance 2 pp (3 under TSan, below), from: sampling noise (>= 1000 samples
 ** in run: even at the 2-4 kHz a loaded machine achieves; binomial sd of a
 ** 99.6 % share < 0.2 pp); the cost of the two sends and returns, split
 ** between run: and its callees (the truth's trivial + loop parts, under
@@ -308,7 +308,11 @@ static void t_skid_free(void) {
   T_ASSERT(jnum(run, "tallies") >= 200);
   double lon = child_self(run, "Skid>>long") / total;
   double tri = child_self(run, "Skid>>trivial") / total;
-  if (fabs(lon - tl / sum) > 0.02 || tri > tt / sum + 0.02)
+  /* Under TSan the sends' and returns' hooks in run: are instrumented:
+  ** 2.2-2.5 % of run:'s time there (long 97.4-97.6 % for 99.2 %, 1.6-1.9
+  ** pp off alone, 2.02 pp in a CI run beside another test): 3 pp. */
+  double tol = T_TSAN ? 0.03 : 0.02;
+  if (fabs(lon - tl / sum) > tol || tri > tt / sum + tol)
     T_FAIL("under Skid>>run:: long %.2f %% (truth %.2f %%), trivial %.2f %% "
            "(truth %.2f %%)", lon * 100, tl / sum * 100, tri * 100,
            tt / sum * 100);
