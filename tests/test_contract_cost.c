@@ -295,8 +295,16 @@ RETRYING(cheap_longest) {
 ** between the samples, each sampled call was a step of about half an
 ** interval, 500 us: every step listed was such a guess; started at the
 ** deadline, the sampler thread's late marks made steps of 2-5 ms out of
-** calls of 2 ms in contract/cheap_longest.) */
-static void short_steps(spy_marker marker) {
+** calls of 2 ms in contract/cheap_longest.) With the tick marker a begin
+** reads no clock unless the kernel preempted the thread since the last
+** one that did (vm-hooks/resched.h): a stall of the virtual machine
+** itself, which the guest's kernel does not see, just before a call is
+** found by the call's end, and the call becomes a step from the deadline
+** (steps of 0.3-9 ms for calls of 110 us once, in a make distcheck on
+** the loaded CI machine). Retried as the other share tests: once, then
+** while the thread stalled (the thread's CPU time leaves out the
+** machine's steal). Returns the thread's stall. */
+static double short_steps(spy_marker marker) {
   spy_options o;
   spy_options_init(&o);
   o.marker = marker;
@@ -333,15 +341,28 @@ static void short_steps(spy_marker marker) {
             "ns\n", (int)marker, pr->prims[r.prim[1]].max_ns, longest);
     share_bad++;
   }
+  double stall = gt_stall(r.h);
   spy_profile_free(pr);
   gt_free(r.h);
   T_EQ_INT(spy_profiler_free(r.p), 0);
+  return stall;
 }
 
 static void cheap_short_steps(void) {
-  short_steps(SPY_MARKER_TICK);
-  short_steps(SPY_MARKER_THREAD);
-  if (share_bad) T_FAIL("%d maximum(s) over the longest call", share_bad);
+  for (int attempt = 1;; attempt++) {
+    double a = short_steps(SPY_MARKER_TICK);
+    double b = short_steps(SPY_MARKER_THREAD);
+    double stall = a > b ? a : b;
+    if (!share_bad) return;
+    int n = share_bad;
+    share_bad = 0;
+    if (attempt < ATTEMPTS && (attempt == 1 || stall >= STALL_RETRY)) {
+      fprintf(stderr, "attempt %d missed (thread stalled %.0f %%); retrying\n",
+              attempt, 100 * stall);
+      continue;
+    }
+    T_FAIL("%d maximum(s) over the longest call", n);
+  }
 }
 
 const struct spy_test t_contract_cost[] = {
