@@ -205,7 +205,10 @@ typedef struct spy_options {
   ** drains its own rings into the profile, at its spy_tick_next calls
   ** every 10 ms or so (the sampler thread's wake-ups otherwise), and only
   ** when the profiler's lock is free (a snapshot or spy_counters_get
-  ** being made elsewhere: it tries again at its next tick). A process
+  ** being made elsewhere: it tries again at its next tick); the drain
+  ** aggregates the samples there, allocating as the profile grows (tens
+  ** of microseconds every 10 ms at 10 kHz), which the sampler thread
+  ** otherwise does on its own core. A process
   ** that profiles its one interpreter thread then stays single-threaded,
   ** which glibc notices: its malloc and stdio skip their locks in a
   ** process that never made a thread (an idle thread costs an
