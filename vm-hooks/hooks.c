@@ -483,9 +483,7 @@ static void adopt_run(spy_vm *v, uint64_t epoch, uint64_t origin) {
   v->deadline = origin + ((v->last - origin) / c->interval + 1) * c->interval;
   v->tick_debt = 0;
   v->tick_backlog = 0;
-  /* spy_options.self_drain: this thread's first drain (mark.c). */
-  v->drain_step = spyH_ns_to_ticks(SPYH_FIRST_DRAIN_NS);
-  v->drain_at = c->self_drain ? v->last + v->drain_step : UINT64_MAX;
+  spyH_drain_start(v); /* spy_options.self_drain (mark.c) */
   st(&v->deadline_pub, v->deadline);
   if (!v->tracking) forget_brackets(v);
   v->tracking = 1;

@@ -250,6 +250,11 @@ int spy_tick_word(spy_vm *v, int *countdown) {
 ** joins the debt as a visit does (vm-hooks/due.h), whole -- the deadline
 ** moves past it, so that the code the ticks come from is not charged
 ** with it. */
+void spyH_drain_start(spy_vm *v) {
+  v->drain_step = spyH_ns_to_ticks(SPYH_FIRST_DRAIN_NS);
+  v->drain_at = v->cfg->self_drain ? v->last + v->drain_step : UINT64_MAX;
+}
+
 static void self_drain(spy_vm *v, uint64_t now) {
   int rc = v->cfg->drain(v);
   if (rc > 0) {

@@ -51,6 +51,10 @@
 /* ... and a run's first drain, which comes sooner (sampler/sampler.c). */
 #define SPYH_FIRST_DRAIN_NS 1000000u
 
+/* spy_options.self_drain: a new run's first drain by the thread itself
+** (at its spy_tick_next, mark.c), from the run's start (v->last). */
+SPY_INTERNAL void spyH_drain_start(spy_vm *v);
+
 /* One interpreter thread's marker state (SPY_MARKER_SIGNAL: its timer). */
 typedef struct spyH_marker {
   spy_marker kind;
