@@ -107,9 +107,11 @@ static void wall_marks_descheduled(void) {
             (double)s->ns / 1e6, s->off_cpu_pct);
     /* Cheap accounting: measured from the first mark inside the call, a
     ** lower bound; marks come late on a loaded machine (28.1 ms under
-    ** ASan beside a build), and a call can end late (31.1 ms under ASan:
-    ** the thread preempted between the loop and the end hook). */
-    T_ASSERT(s->ns >= 25 * MS && s->ns <= 40 * MS);
+    ** ASan beside a build; 23.8 ms beside the mark suite's tests, which
+    ** pin busy threads: the sampler thread waited its turn), and a call
+    ** can end late (31.1 ms under ASan: the thread preempted between the
+    ** loop and the end hook). Half the call is the bound below. */
+    T_ASSERT(s->ns >= 15 * MS && s->ns <= 40 * MS);
     if (s->prim == (uint32_t)sleeper) {
       /* Off the CPU throughout: measured, it is at least 75 %. */
       T_ASSERT(s->off_cpu_pct == 0 || s->off_cpu_pct >= 75);
