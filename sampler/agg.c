@@ -489,9 +489,10 @@ static void res_cap(reservoir *r, double budget, double cost_ticks) {
 }
 
 /* The calls' threshold: the k-th smallest priority once the reservoir is
-** full, or the cap if lower (UINT64_MAX: neither). */
+** full, or the cap if lower (UINT64_MAX: neither; k 0 keeps nothing and
+** has no heap). */
 static uint64_t res_threshold(const reservoir *r, uint32_t k) {
-  uint64_t t = r->n == k ? r->heap[0].prio : UINT64_MAX;
+  uint64_t t = k && r->n == k ? r->heap[0].prio : UINT64_MAX;
   return r->cap && r->cap < t ? r->cap : t;
 }
 

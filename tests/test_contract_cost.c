@@ -96,6 +96,30 @@ static void reservoir_threads_with(double budget) {
   T_EQ_INT(spy_profiler_free(p), 0);
 }
 
+/* spy_options.reservoir 0: no observations kept, every call counted,
+** and a profile to take (spy_profile_take read an empty reservoir's heap,
+** NULL: a crash). */
+static void reservoir_none(void) {
+  spy_options o;
+  spy_options_init(&o);
+  o.reservoir = 0;
+  spy_profiler *p = new_prof(0, SPY_MODE_POLL, &o);
+  int prim = spy_prim_register(p, "Prim>>none", "n", SPY_PRIM_COST);
+  T_ASSERT(prim >= 0);
+  T_EQ_INT(spy_start(p), 0);
+  caller c = {p, prim, 3, 5000};
+  pthread_t t;
+  T_EQ_INT(pthread_create(&t, NULL, call_many, &c), 0);
+  pthread_join(t, NULL);
+  T_EQ_INT(spy_stop(p), 0);
+  spy_profile *pr = NULL;
+  T_EQ_INT(spy_profile_take(p, &pr), 0);
+  T_EQ_INT(pr->prims[prim].calls, 5000);
+  T_EQ_INT(pr->prims[prim].nobs, 0);
+  spy_profile_free(pr);
+  T_EQ_INT(spy_profiler_free(p), 0);
+}
+
 static void reservoir_threads(void) {
   reservoir_threads_with(0);
   /* 5 % rather than the default 1 %: ~500 kept rather than ~100, a test
@@ -367,6 +391,7 @@ static void cheap_short_steps(void) {
 
 const struct spy_test t_contract_cost[] = {
   {"reservoir_threads", reservoir_threads, 30},
+  {"reservoir_none", reservoir_none, 10},
   {"cheap_costs_unbiased", cheap_costs_unbiased, 60},
   {"cheap_longest", cheap_longest, 30},
   {"cheap_short_steps", cheap_short_steps, 30},
