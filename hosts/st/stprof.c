@@ -346,6 +346,9 @@ int st_prof_control(VM *vm, uintptr_t *args, int na) {
     if (!vm->prof.attached) {
       spy_options o;
       spy_options_init(&o);
+      /* The interrupt check ticks (st_interrupt): the CLI's choice too
+      ** (cli/run.c), with no wake-ups at the sampling rate. */
+      o.marker = SPY_MARKER_TICK;
       if (IS_INT(args[2]) && INT_VAL(args[2]) > 0)
         o.interval_ns = (uint64_t)INT_VAL(args[2]) * 1000u;
       if (st_prof_start(vm, &o) == 0) {
