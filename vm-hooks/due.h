@@ -198,13 +198,14 @@ static inline void spyH_until(spy_vm *v) {
       v->hot.far_ = 0;
       return;
     }
-    uint64_t m = v->tick_lead + ((v->hot.n_ * v->tick_pace) >> 8);
+    uint64_t reach = (v->tick_n * v->tick_pace) >> 8;
+    uint64_t m = v->tick_lead + reach;
     u = spyH_clock.use_tsc && d > m ? d - m : 0;
-    /* spy_tick_next's inline planning (<spyon/hooks.h>): up to the lead,
-    ** or the next self-drain (mark.c) */
-    uint64_t la = d > v->tick_lead ? d - v->tick_lead : 0;
-    v->hot.lead_at_ = la;
-    far = !spyH_clock.use_tsc ? 0 : la < v->drain_at ? la : v->drain_at;
+    /* spy_tick_next's fast path (<spyon/hooks.h>): while `most` more
+    ** checks, even at half the pace, end before u, a tick would answer
+    ** `most` (mark.c, tick_next: half way to the lead) */
+    if (v->tick_n == v->tick_most && u > reach) far = u - reach;
+    if (far > v->drain_at) far = v->drain_at;
   }
   v->hot.until_ = u;
   v->hot.far_ = far;

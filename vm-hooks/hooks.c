@@ -609,7 +609,7 @@ static inline void watch(spy_vm *v, uint64_t *now, int at_end) {
   if (t >= d) {
     spyH_mark(v, *now);
   } else if (at_end && v->tick_word && *v->tick_word > 0 &&
-             d - t <= v->tick_lead + ((v->hot.n_ * v->tick_pace) >> 8)) {
+             d - t <= v->tick_lead + ((v->tick_n * v->tick_pace) >> 8)) {
     v->tick_uncounted += (uint64_t)*v->tick_word;
     *v->tick_word = 0;
   }

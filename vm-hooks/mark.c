@@ -198,8 +198,6 @@ static int tick_next(spy_vm *v, int counted, int most, uint64_t now) {
   ** window with a long gap) would aim past the deadline; a slow one only
   ** brings the next tick early. */
   uint64_t aim = window > v->tick_pace ? window : v->tick_pace;
-  v->hot.inv_ = aim ? ((uint64_t)1 << 40) / aim : 0; /* spy_tick_plan_ */
-  v->hot.pace_ = v->tick_pace;
   uint64_t least = (v->tick_pace * SPYH_LEAD_CHECKS) >> 8;
   if (v->tick_lead < least) v->tick_lead = least;
   if (v->tick_lead > iv) v->tick_lead = iv;
@@ -234,8 +232,8 @@ static int tick_next(spy_vm *v, int counted, int most, uint64_t now) {
   } else if (n == 0) {
     n = 1; /* a mark is pending: go near once its sample is taken */
   }
-  v->hot.n_ = n < (uint64_t)most ? n : (uint64_t)most;
-  return (int)v->hot.n_;
+  v->tick_n = n < (uint64_t)most ? n : (uint64_t)most;
+  return (int)v->tick_n;
 }
 
 int spy_tick_word(spy_vm *v, int *countdown) {
@@ -277,8 +275,10 @@ static void self_drain(spy_vm *v, uint64_t now) {
 int spy_tick_next_slow_(spy_vm *v, int counted, int most) {
   if (!v->cfg || !v->cfg->tick_marker || most < 1) return most;
   uint64_t now = spyH_now();
-  counted += (int)v->hot.acc_; /* the inline ticks' (spy_tick_plan_) */
+  counted += (int)v->hot.acc_; /* the inline fast path's ticks */
   v->hot.acc_ = 0;
+  v->tick_most = (uint64_t)most;
+  v->hot.far_n_ = most;
   int n = tick_next(v, counted, most, now);
   spyH_debt_add(v, now);
   if (SPY_UNLIKELY(v->tick_out >= v->drain_at)) self_drain(v, v->tick_out);

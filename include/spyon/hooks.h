@@ -109,19 +109,13 @@ typedef struct spy_hot_ {
   uint64_t *calls_;   /* call counts, every calls_stride_ words */
   spy_bracket_ *b_;   /* [SPY_NEST_MAX] the brackets */
   unsigned nprims_, calls_stride_;
-  /* spy_tick_next's inline planning (spy_tick_plan_, below; the slow
-  ** path's in vm-hooks/mark.c, tick_next): */
-  uint64_t far_;      /* the clock (TSC) before which a tick may plan
-                         inline (0: never): the lead's start, or the
-                         thread's next self-drain if sooner */
-  uint64_t lead_at_;  /* the clock where the lead before the deadline
-                         begins */
-  uint64_t inv_;      /* 2^40 / the pace aimed with (TSC ticks per check,
-                         x 256), and the long-run pace itself */
-  uint64_t pace_;
-  uint64_t n_;        /* the countdown the last tick returned */
-  unsigned acc_;      /* the checks counted by inline ticks since the last
-                         slow one, for its pace */
+  uint64_t far_;      /* spy_tick_next: the clock (TSC) before which a
+                         tick may return far_n_ without the slow path: the
+                         deadline, the self-drain and the countdown's reach
+                         are all farther (0: never) */
+  int far_n_;         /* what such a tick returns: the host's `most` */
+  unsigned acc_;      /* the checks such ticks counted, for the next slow
+                         path's pace */
 } spy_hot_;
 
 #define SPY_HOT_(v) ((spy_hot_ *)(void *)(v))
@@ -643,36 +637,30 @@ static inline void spy_tick(spy_vm *v) {
 **     if (checks >= MOST) { checks = 0; ... the host's own periodic work }
 **   }
 ** and register the countdown with spy_tick_word (above). */
-/* spy_tick_next's fast path: while the lead before the deadline is more
-** than a few checks away (and no mark is pending, no self-drain due), plan
-** the countdown as the slow path would -- half the way to the lead at the
-** pace it aimed with -- with a multiply: one line of the slot and the
-** clock instead of a call that reads several (evicted by the work between
-** ticks) and divides. The slow path plans the last few checks, learns the
-** pace (from the checks counted here too) and goes near. */
-#define SPY_TICK_INLINE_MIN_ 8 /* checks: fewer are the slow path's */
-static inline int spy_tick_plan_(spy_vm *v, int counted, int most) {
+/* spy_tick_next's fast path: before hot.far_ (the slow path's last answer
+** was `most`, and the deadline, the thread's next self-drain and the
+** reach of `most` more checks are all far) the answer is `most` again; the
+** checks counted go to the next slow path's pace. One line of the slot and
+** the clock instead of a call that reads several (evicted after the long
+** stretches of work between a host's ticks when no sample is near). */
+static inline int spy_tick_far_(spy_vm *v, int counted, int most) {
 #if (defined(__GNUC__) || defined(__clang__)) && \
     (defined(__x86_64__) || defined(__i386__))
   spy_hot_ *h = SPY_HOT_(v);
-  uint64_t now = __builtin_ia32_rdtsc();
-  if (SPY_LOAD_RELAXED_(&h->trap_) || now >= h->far_) return 0;
-  uint64_t n = (((h->lead_at_ - now) >> 1) * h->inv_) >> 32;
-  if (n < SPY_TICK_INLINE_MIN_ || most < SPY_TICK_INLINE_MIN_) return 0;
-  if (n > (uint64_t)most) n = (uint64_t)most;
-  h->n_ = n;
-  h->until_ = h->lead_at_ - ((n * h->pace_) >> 8);
+  if (most != h->far_n_ || SPY_LOAD_RELAXED_(&h->trap_) ||
+      __builtin_ia32_rdtsc() >= h->far_)
+    return 0;
   h->acc_ += (unsigned)counted;
-  return (int)n;
+  return 1;
 #else
   (void)v, (void)counted, (void)most;
   return 0;
 #endif
 }
 static inline int spy_tick_next(spy_vm *v, int counted, int most) {
-  if (!SPY_UNLIKELY(spy_active_(v))) return most;
-  int n = spy_tick_plan_(v, counted, most);
-  return n ? n : spy_tick_next_slow_(v, counted, most);
+  if (!SPY_UNLIKELY(spy_active_(v)) || spy_tick_far_(v, counted, most))
+    return most;
+  return spy_tick_next_slow_(v, counted, most);
 }
 
 #else /* SPY_DISABLE: every hook compiles to nothing. */
