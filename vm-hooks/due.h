@@ -84,7 +84,7 @@ static inline void spyH_raise(spy_vm *v) {
 }
 
 /* trap's values: 0, 1 (a sample is due) or near (check the clock). */
-#define SPYH_NEAR SPY_TRAP_NEAR_
+#define SPYH_NEAR 2
 
 /* A grid point has passed: mark v's sample due as of `now` (ticks). */
 static inline void spyH_mark(spy_vm *v, uint64_t now) {
@@ -193,11 +193,6 @@ static inline void spyH_until(spy_vm *v) {
   if (v->tick_at) {
     uint64_t d = atomic_load_explicit(&v->deadline_pub, memory_order_relaxed) +
                  v->tick_debt;
-    if (__atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED) == SPYH_NEAR) {
-      v->hot.until_ = spyH_clock.use_tsc ? d : 0; /* the deadline itself */
-      v->hot.far_ = 0;
-      return;
-    }
     uint64_t reach = (v->tick_n * v->tick_pace) >> 8;
     uint64_t m = v->tick_lead + reach;
     u = spyH_clock.use_tsc && d > m ? d - m : 0;
@@ -218,7 +213,6 @@ static inline int spyH_near_due(spy_vm *v, uint64_t now) {
       atomic_load_explicit(&v->deadline_pub, memory_order_relaxed))
     return 1;
   spyH_debt_add(v, now);
-  spyH_until(v); /* the debt moved the deadline */
   return 0;
 }
 

@@ -76,8 +76,6 @@ typedef struct spy_bracket_ {
 #define SPY_B_CALLBACK_ 2             /* ... a callback */
 #define SPY_FAST_TSC_ 2               /* spy_hot_.fast_: the clock is the TSC */
 #define SPY_DEPTH_UNKNOWN_ UINT64_MAX /* bracket depth: not yet walked */
-#define SPY_TRAP_NEAR_ 2              /* spy_hot_.trap_: a spy_tick_next
-                                         deadline is a few checks away */
 
 /* The first bytes of every spy_vm: what the inline hooks read. Private:
 ** do not touch these fields; they are here only so the hooks can inline.
@@ -85,17 +83,15 @@ typedef struct spy_bracket_ {
 ** accessors below use the compiler's atomic builtins so that the header
 ** needs neither <stdatomic.h> (C11 only) nor <atomic> (C++ only). */
 typedef struct spy_hot_ {
-  int trap_;     /* nonzero: a sample is due (set by the marking side),
-                    or SPY_TRAP_NEAR_: check the clock against until_ */
+  int trap_;     /* nonzero: a sample is due (set by the marking side) */
   int active_;   /* nonzero while this thread is profiled */
   unsigned nest_;/* open brackets of the running process */
   int fast_;     /* nonzero: primitives' and callbacks' begins and ends
                     may inline; SPY_FAST_TSC_ set: the clock is the TSC
                     (the library sets it; written by this thread only) */
   uint64_t until_;    /* spy_tick_next hosts: the clock (TSC) before which
-                         a primitive's ends need not read it (near: the
-                         deadline itself); UINT64_MAX for the other
-                         markers */
+                         a primitive's ends need not read it; UINT64_MAX
+                         for the other markers */
   uint64_t *sched_;   /* this thread's rseq_cs word (Linux's restartable
                          sequences), which the kernel clears when it
                          preempts the thread; NULL without rseq */
@@ -356,13 +352,6 @@ static inline int spy_begin_ok_(const spy_hot_ *h) {
   if (s) return SPY_LOAD_RELAXED_(s) == h->armed_;
   return spy_clock_ok_(h);
 }
-/* A near state (a spy_tick_next deadline a few checks away) keeps the
-** brackets inline until the deadline, which until_ then holds: a clock
-** read and a compare rather than the slow path's visit. Any other mark
-** takes the slow path. */
-static inline int spy_trap_ok_(const spy_hot_ *h, int t) {
-  return t == SPY_TRAP_NEAR_ && spy_clock_ok_(h);
-}
 static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
                                    uint64_t a, uint64_t b, uint64_t c,
                                    uint64_t d) {
@@ -375,9 +364,8 @@ static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
   x ^= x << 13, x ^= x >> 7, x ^= x << 17;
   h->rng_ = x;
   unsigned i = h->nest_;
-  int t = SPY_LOAD_RELAXED_(&h->trap_);
   if ((unsigned)prim >= h->nprims_ || x < SPY_LOAD_RELAXED_(&h->tau_[prim]) ||
-      i >= SPY_NEST_MAX || (t ? !spy_trap_ok_(h, t) : !spy_begin_ok_(h))) {
+      i >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_) || !spy_begin_ok_(h)) {
     spy_prim_begin_drawn_(v, prim, n, a, b, c, d, x);
     return;
   }
@@ -394,8 +382,7 @@ static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
 static inline void spy_prim_end_(spy_vm *v) {
   spy_hot_ *h = SPY_HOT_(v);
   unsigned n = h->nest_;
-  int t = SPY_LOAD_RELAXED_(&h->trap_);
-  if (h->fast_ && n - 1 < SPY_NEST_MAX && (!t || t == SPY_TRAP_NEAR_)) {
+  if (h->fast_ && n - 1 < SPY_NEST_MAX && !SPY_LOAD_RELAXED_(&h->trap_)) {
     const spy_bracket_ *k = &h->b_[n - 1];
     if (k->kind == SPY_B_PRIM_ && !k->timed && k->id >= 0 &&
         spy_clock_ok_(h)) {
