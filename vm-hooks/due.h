@@ -189,21 +189,14 @@ static inline void spyH_debt_add(spy_vm *v, uint64_t in) {
 ** deadline, the debt, the lead or the countdown; a near state's visits
 ** come with the trap set, which takes the slow paths anyway. */
 static inline void spyH_until(spy_vm *v) {
-  uint64_t u = UINT64_MAX, far = 0;
+  uint64_t u = UINT64_MAX;
   if (v->tick_at) {
     uint64_t d = atomic_load_explicit(&v->deadline_pub, memory_order_relaxed) +
                  v->tick_debt;
-    uint64_t reach = (v->tick_n * v->tick_pace) >> 8;
-    uint64_t m = v->tick_lead + reach;
+    uint64_t m = v->tick_lead + ((v->tick_n * v->tick_pace) >> 8);
     u = spyH_clock.use_tsc && d > m ? d - m : 0;
-    /* spy_tick_next's fast path (<spyon/hooks.h>): while `most` more
-    ** checks, even at half the pace, end before u, a tick would answer
-    ** `most` (mark.c, tick_next: half way to the lead) */
-    if (v->tick_n == v->tick_most && u > reach) far = u - reach;
-    if (far > v->drain_at) far = v->drain_at;
   }
   v->hot.until_ = u;
-  v->hot.far_ = far;
 }
 
 /* Near, at a hook that entered at `now`: has the deadline passed in the

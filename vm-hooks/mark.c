@@ -275,10 +275,6 @@ static void self_drain(spy_vm *v, uint64_t now) {
 int spy_tick_next_slow_(spy_vm *v, int counted, int most) {
   if (!v->cfg || !v->cfg->tick_marker || most < 1) return most;
   uint64_t now = spyH_now();
-  counted += (int)v->hot.acc_; /* the inline fast path's ticks */
-  v->hot.acc_ = 0;
-  v->tick_most = (uint64_t)most;
-  v->hot.far_n_ = most;
   int n = tick_next(v, counted, most, now);
   spyH_debt_add(v, now);
   if (SPY_UNLIKELY(v->tick_out >= v->drain_at)) self_drain(v, v->tick_out);

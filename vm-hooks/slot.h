@@ -247,7 +247,6 @@ struct spy_vm {
   ** time the ticks and near checks took since the last sample and in all,
   ** when the last one ended and the host's part of one (vm-hooks/due.h). */
   uint64_t tick_at, tick_pace, tick_lead, tick_n; /* tick_n: returned */
-  uint64_t tick_most;        /* the host's `most` at the last tick */
   uint64_t tick_backlog;     /* skipped grid time, spread over samples */
   int *tick_word;            /* the host's countdown (spy_tick_word) */
   uint64_t tick_uncounted;   /* checks it was cut short by */

@@ -105,13 +105,6 @@ typedef struct spy_hot_ {
   uint64_t *calls_;   /* call counts, every calls_stride_ words */
   spy_bracket_ *b_;   /* [SPY_NEST_MAX] the brackets */
   unsigned nprims_, calls_stride_;
-  uint64_t far_;      /* spy_tick_next: the clock (TSC) before which a
-                         tick may return far_n_ without the slow path: the
-                         deadline, the self-drain and the countdown's reach
-                         are all farther (0: never) */
-  int far_n_;         /* what such a tick returns: the host's `most` */
-  unsigned acc_;      /* the checks such ticks counted, for the next slow
-                         path's pace */
 } spy_hot_;
 
 #define SPY_HOT_(v) ((spy_hot_ *)(void *)(v))
@@ -624,30 +617,9 @@ static inline void spy_tick(spy_vm *v) {
 **     if (checks >= MOST) { checks = 0; ... the host's own periodic work }
 **   }
 ** and register the countdown with spy_tick_word (above). */
-/* spy_tick_next's fast path: before hot.far_ (the slow path's last answer
-** was `most`, and the deadline, the thread's next self-drain and the
-** reach of `most` more checks are all far) the answer is `most` again; the
-** checks counted go to the next slow path's pace. One line of the slot and
-** the clock instead of a call that reads several (evicted after the long
-** stretches of work between a host's ticks when no sample is near). */
-static inline int spy_tick_far_(spy_vm *v, int counted, int most) {
-#if (defined(__GNUC__) || defined(__clang__)) && \
-    (defined(__x86_64__) || defined(__i386__))
-  spy_hot_ *h = SPY_HOT_(v);
-  if (most != h->far_n_ || SPY_LOAD_RELAXED_(&h->trap_) ||
-      __builtin_ia32_rdtsc() >= h->far_)
-    return 0;
-  h->acc_ += (unsigned)counted;
-  return 1;
-#else
-  (void)v, (void)counted, (void)most;
-  return 0;
-#endif
-}
 static inline int spy_tick_next(spy_vm *v, int counted, int most) {
-  if (!SPY_UNLIKELY(spy_active_(v)) || spy_tick_far_(v, counted, most))
-    return most;
-  return spy_tick_next_slow_(v, counted, most);
+  return SPY_UNLIKELY(spy_active_(v)) ? spy_tick_next_slow_(v, counted, most)
+                                      : most;
 }
 
 #else /* SPY_DISABLE: every hook compiles to nothing. */
