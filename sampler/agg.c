@@ -83,15 +83,11 @@ typedef struct reservoir {
 } reservoir;
 
 /* What timing one call for a cost observation costs all told: the
-** begin's and end's slow paths and the record, the offer (on the
-** interpreter thread itself when it drains its own rings), and the slow
-** begins of calls drawn under a threshold the thread has not seen fall
-** yet. Measured on examples/largeint.st (bench/st/inproc.sh at 1 Hz,
-** spy_options.reservoir 4096 against 0): 1.2 % of the run for ~38 000
-** timed calls of 2.1 M, ~350 ns each (perf had said ~230).
+** begin's and end's slow paths and the record (~100 ns), the sampler's
+** offer (~130 ns; perf of examples/largeint.st on the project's machine).
 ** The cap (spy_options.obs_budget) is set once OBS_CAP_N calls have been
 ** offered. */
-#define OBS_COST_NS 350
+#define OBS_COST_NS 250
 #define OBS_CAP_N 64
 
 struct spyS_cache {
