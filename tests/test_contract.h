@@ -69,7 +69,7 @@ static inline int again(const gt_host *h, int attempt) {
   if (!share_bad) return 0;
   int n = share_bad;
   share_bad = 0;
-  if (attempt < ATTEMPTS && (attempt == 1 || gt_stall(h) >= STALL_RETRY)) {
+  if (retry_miss(attempt, gt_stall(h))) {
     fprintf(stderr, "attempt %d missed (thread stalled %.0f %%); retrying\n",
             attempt, 100 * gt_stall(h));
     return 1;

@@ -380,7 +380,7 @@ static void cheap_short_steps(void) {
     if (!share_bad) return;
     int n = share_bad;
     share_bad = 0;
-    if (attempt < ATTEMPTS && (attempt == 1 || stall >= STALL_RETRY)) {
+    if (retry_miss(attempt, stall)) {
       fprintf(stderr, "attempt %d missed (thread stalled %.0f %%); retrying\n",
               attempt, 100 * stall);
       continue;

@@ -79,17 +79,13 @@ static void leaf_check(const leaftab *t, const char *what) {
          t->bad);
 }
 
-/* After a failed attempt: 1 to try again (the first attempt, or a stalled
-** run, while attempts remain), else 0 (the caller fails). A first miss is
-** run once more whatever the stall, as the contract tests' (tests/
-** test_contract.h, again): ./build.sh check on a noisy evening read the
-** long primitive of core/multi_thread at 37.1 % for 33.7 % (tolerance
-** 3.0 pp), the thread not stalled, then passed alone. A bias misses every
-** attempt. */
+/* After a failed attempt: 1 to try again (retry_miss), else 0 (the caller
+** fails). A first miss is run again whatever the stall: ./build.sh check
+** on a noisy evening read the long primitive of core/multi_thread at
+** 37.1 % for 33.7 % (tolerance 3.0 pp), the thread not stalled, then it
+** passed alone. */
 static int retry(const leaftab *t, const char *what, int attempt) {
-  if (!t->bad || attempt >= ATTEMPTS ||
-      (attempt > 1 && t->stall < STALL_RETRY))
-    return 0;
+  if (!t->bad || !retry_miss(attempt, t->stall)) return 0;
   leaf_print(t, what);
   fprintf(stderr, "%s: attempt %d missed (stalled %.0f%%); retrying\n", what,
           attempt, 100 * t->stall);

@@ -21,6 +21,14 @@
 #define STALL_PP 10.0
 #define STALL_RETRY 0.10
 #define ATTEMPTS 3
+
+/* The share tests' retry policy, after a miss: run again while attempts
+** remain, on the first attempt whatever the stall (tests/test_contract.h,
+** again, says why), later only if the thread stalled. A bias misses every
+** attempt. */
+static inline int retry_miss(int attempt, double stall) {
+  return attempt < ATTEMPTS && (attempt == 1 || stall >= STALL_RETRY);
+}
 /* Under TSan the hooks' own clock reads are instrumented: wider. */
 #define CLK_REL (T_TSAN ? 0.05 : 0.005)
 #define CLK_ABS_NS (T_TSAN ? 20000.0 : 200.0)

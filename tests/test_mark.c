@@ -469,8 +469,7 @@ static void leaves_ticking(const char *what, int tick_every, int competitor,
     }
     host_free(h, pr);
     if (!bad) return;
-    if (attempt >= ATTEMPTS ||
-        (attempt > 1 && f < STALL_RETRY && !competitor))
+    if (!(competitor ? attempt < ATTEMPTS : retry_miss(attempt, f)))
       T_FAIL("%s: %d leaf share(s) off (stalled %.0f%%)", what, bad, 100 * f);
     fprintf(stderr, "%s: attempt %d missed (stalled %.0f%%); retrying\n",
             what, attempt, 100 * f);
