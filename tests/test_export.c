@@ -231,15 +231,17 @@ static void t_pprof_run(void) {
   T_EQ_INT(t_spyon(&text, "report li.spy"), 0);
   char file[4200];
   snprintf(file, sizeof file, "%s/li.pb.gz", t_tmpdir());
-  out = pprof("-top -unit=ns -nodecount=8", file);
-  toprow rows[8];
-  size_t n = parse_top(out, rows, 8);
-  T_EQ_INT(n, 8);
+  /* Eight leaves compared, and pprof's ninth row for a tie at the last
+  ** place (seen once: leaf 7 of the report was pprof's eighth). */
+  out = pprof("-top -unit=ns -nodecount=9", file);
+  toprow rows[9];
+  size_t n = parse_top(out, rows, 9);
+  T_ASSERT(n >= 8);
   /* The seed's truth: the multiplication primitive is the top leaf (45 %
   ** here); sanitizer builds slow the interpreter's own C code more than
   ** GMP's, so there it need only be near the top. */
   int mul = -1;
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < 8; i++)
     if (!strcmp(rows[i].name, "Integer>>digitMultiply:neg:")) mul = (int)i;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   T_ASSERT(mul >= 0);
@@ -250,7 +252,7 @@ static void t_pprof_run(void) {
   const char *l = strstr(text, "**Leaves**\n");
   T_ASSERT(l);
   l += strlen("**Leaves**\n");
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < 8; i++) {
     const char *e = strchr(l, '\n');
     T_ASSERT(e);
     char line[512];
