@@ -43,6 +43,6 @@ EXTRA_DIST += bench/run.sh bench/cost.sh bench/README.md \
 	bench/st/bench_st.sh bench/st/README.md bench/st/fib.st bench/st/fib.lua \
 	bench/st/sends.st bench/st/sends.lua bench/st/loops.st \
 	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua \
-	bench/st/deep.sh bench/st/deep.st bench/st/inproc.sh bench/st/largeint.st \
+	bench/st/ab.sh bench/st/deep.sh bench/st/deep.st bench/st/inproc.sh bench/st/largeint.st \
 	bench/lua/bench_lua.sh \
 	bench/lua/deep.lua bench/lua/calls.lua bench/lua/sigfloor.c
