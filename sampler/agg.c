@@ -76,19 +76,11 @@ typedef struct reservoir {
   res_entry *heap;
   uint32_t n;
   uint64_t offered;
-  /* The timing budget (cheap accounting, spyS_agg_obs): the offered
-  ** calls' ticks, and the priority cap they set (0: none yet). */
-  double sum;
+  /* The timing budget (spy_options.obs_budget): the lowest priority cap
+  ** any thread has sent (vm-hooks/hooks.c, budget_note; 0: none yet). */
   uint64_t cap;
 } reservoir;
 
-/* What timing one call for a cost observation costs all told: the
-** begin's and end's slow paths and the record (~100 ns), the sampler's
-** offer (~130 ns; perf of examples/largeint.st on the project's machine).
-** The cap (spy_options.obs_budget) is set once OBS_CAP_N calls have been
-** offered. */
-#define OBS_COST_NS 250
-#define OBS_CAP_N 64
 
 struct spyS_cache {
   uint64_t *raw; /* the previous SAMPLE's keys, as the thread sent them */
@@ -225,6 +217,9 @@ uint64_t spyS_agg_prim_ticks(const spyS_agg *a, uint32_t prim) {
   return prim < a->cfg->max_prims ? a->prim_ticks[prim] : 0;
 }
 uint64_t spyS_agg_lost(const spyS_agg *a) { return a->lost; }
+uint64_t spyS_agg_obs_received(const spyS_agg *a, uint32_t prim) {
+  return prim < a->cfg->max_prims ? a->res[prim].offered : 0;
+}
 
 /* ------------------------------------------------------------------------
 ** Interning
@@ -475,19 +470,6 @@ static void res_up(reservoir *r, uint32_t i, res_entry e) {
   r->heap[i] = e;
 }
 
-/* The priority cap that keeps r's timing within the budget's share of the
-** primitive's time: a call is timed with probability min(1, budget * mean
-** / cost), the mean from the calls offered so far (a uniform sample of the
-** calls). The cap only falls. */
-static void res_cap(reservoir *r, double budget, double cost_ticks) {
-  if (r->offered < OBS_CAP_N || r->offered % OBS_CAP_N) return;
-  double frac = budget * (r->sum / (double)r->offered) / cost_ticks;
-  if (frac >= 1) return;
-  uint64_t c = (uint64_t)(frac * 18446744073709551616.0);
-  if (c == 0) c = 1;
-  if (!r->cap || c < r->cap) r->cap = c;
-}
-
 /* The calls' threshold: the k-th smallest priority once the reservoir is
 ** full, or the cap if lower (UINT64_MAX: neither; k 0 keeps nothing and
 ** has no heap). */
@@ -503,10 +485,12 @@ static uint64_t res_threshold(const reservoir *r, uint32_t k) {
 ** kept, and the build keeps only the entries under the final threshold
 ** (the cap may have fallen below some kept earlier): the reservoir is a
 ** uniform sample of all calls of all threads -- every call whose priority
-** is under the final threshold. With cheap accounting the cap keeps the
-** timing within its budget: a primitive of 0.2 us calls has about one
-** call in a hundred timed, one of 2 ms calls every call; the reservoir of
-** a cheap primitive fills only once it has had k / cap calls. */
+** is under the final threshold. With cheap accounting the threads' caps
+** keep the timing within its budget (vm-hooks/hooks.c, budget_note; the
+** threshold is under the lowest any thread has sent): a primitive of
+** 0.2 us calls has about one call in a hundred timed, one of 2 ms calls
+** every call; the reservoir of a cheap primitive fills only once it has
+** had k / cap calls. */
 void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
   const spyH_obs_rec *o = (const spyH_obs_rec *)rec;
   uint32_t k = a->cfg->reservoir;
@@ -524,10 +508,7 @@ void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
     }
   }
   r->offered++;
-  if (a->cfg->obs_budget > 0) {
-    r->sum += (double)o->ticks;
-    res_cap(r, a->cfg->obs_budget, (double)spyH_ns_to_ticks(OBS_COST_NS));
-  }
+  if (o->cap != UINT64_MAX && (!r->cap || o->cap < r->cap)) r->cap = o->cap;
   uint64_t before = res_threshold(r, k);
   if (o->prio >= before) return; /* offered under an older threshold */
   res_entry e = {o->prio, r->n};

@@ -59,5 +59,8 @@ SPY_INTERNAL int spyS_agg_build(const spyS_agg *a, spy_profile *p,
 SPY_INTERNAL uint64_t spyS_agg_prim_ticks(const spyS_agg *a, uint32_t prim);
 SPY_INTERNAL uint64_t spyS_agg_samples(const spyS_agg *a);
 SPY_INTERNAL uint64_t spyS_agg_lost(const spyS_agg *a);
+/* Cost observations of prim that reached the sampler (timed calls sent,
+** whether kept or not). */
+SPY_INTERNAL uint64_t spyS_agg_obs_received(const spyS_agg *a, uint32_t prim);
 
 #endif

@@ -10,6 +10,9 @@
 
 #include "tests/test_contract.h"
 
+#include "sampler/agg.h"
+#include "sampler/profiler.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -117,6 +120,46 @@ static void reservoir_none(void) {
   T_EQ_INT(pr->prims[prim].calls, 5000);
   T_EQ_INT(pr->prims[prim].nobs, 0);
   spy_profile_free(pr);
+  T_EQ_INT(spy_profiler_free(p), 0);
+}
+
+/* The timing budget holds from a run's start: a hot primitive of ~0.1 us
+** calls, 20 000 of them in a fresh run (a few milliseconds: the sampler's
+** first drain comes after one), has its first OBS_CAP_N (64) calls timed,
+** then about budget * mean / 250 ns of them (vm-hooks/hooks.c,
+** budget_note). Bound: 128 plus twice what the budget allows over the
+** loop's whole time (the calls' time is less). When the sampler set the
+** cap at its drains, every call before the first was timed, up to the
+** reservoir's margin (4 624 here): every call of this loop but a few. */
+static void budget_from_start(void) {
+  spy_options o;
+  spy_options_init(&o);
+  spy_profiler *p = new_prof(0, SPY_MODE_POLL, &o);
+  int prim = spy_prim_register(p, "Prim>>hot", "n", SPY_PRIM_COST);
+  T_ASSERT(prim >= 0);
+  spy_host hs = {NULL, noop_walk, NULL, NULL};
+  spy_vm *v;
+  T_EQ_INT(spy_attach(p, &hs, &v), 0);
+  T_EQ_INT(spy_start(p), 0);
+  uint64_t t0 = gt_now();
+  for (int i = 0; i < 20000; i++) {
+    spy_prim_begin1(v, prim, (uint64_t)(i % 7));
+    gt_burn_units(4);
+    spy_prim_end(v);
+  }
+  double loop_ns = (double)(gt_now() - t0);
+  T_EQ_INT(spy_stop(p), 0);
+  spy_profile *pr = NULL;
+  T_EQ_INT(spy_profile_take(p, &pr), 0);
+  uint64_t got = spyS_agg_obs_received(p->agg, (uint32_t)prim);
+  double bound = 128 + 2 * o.obs_budget * loop_ns / 250;
+  fprintf(stderr, "%llu calls timed in %.2f ms (bound %.0f), %zu kept\n",
+          (unsigned long long)got, loop_ns / 1e6, bound, pr->prims[prim].nobs);
+  T_EQ_INT(pr->prims[prim].calls, 20000);
+  T_ASSERT(got >= 64 && (double)got <= bound);
+  T_ASSERT(pr->prims[prim].nobs > 0 && pr->prims[prim].nobs <= got);
+  spy_profile_free(pr);
+  T_EQ_INT(spy_detach(v), 0);
   T_EQ_INT(spy_profiler_free(p), 0);
 }
 
@@ -392,6 +435,7 @@ static void cheap_short_steps(void) {
 const struct spy_test t_contract_cost[] = {
   {"reservoir_threads", reservoir_threads, 30},
   {"reservoir_none", reservoir_none, 10},
+  {"budget_from_start", budget_from_start, 10},
   {"cheap_costs_unbiased", cheap_costs_unbiased, 60},
   {"cheap_longest", cheap_longest, 30},
   {"cheap_short_steps", cheap_short_steps, 30},

@@ -274,16 +274,52 @@ static uint64_t obs_tau(spy_vm *v, int32_t id) {
     uint64_t local = (uint64_t)(m / (double)n * 0x1p64);
     if (local < t) t = local;
   }
+  if (v->obs_cap[id] < t) t = v->obs_cap[id];
   v->tau[id] = t;
   return t;
 }
 
+/* The timing budget (spy_options.obs_budget): timing a call for a cost
+** observation costs about OBS_COST_NS all told (the begin's and end's
+** slow paths and the record, ~100 ns; the sampler's offer, ~130 ns: perf
+** of examples/largeint.st), so that a primitive's timing stays within
+** budget * its own time when a call is timed with probability at most
+** budget * mean / OBS_COST_NS -- a priority cap. The thread sets it from
+** its own timed calls of the primitive (a uniform sample of its calls:
+** their mean is unbiased), once it has OBS_CAP_N of them and again every
+** OBS_CAP_N, and it only falls. Here rather than in the sampler, which
+** sees the calls only at its drains: a run's first drain comes after a
+** millisecond, and until then a hot primitive had every call timed up to
+** the reservoir's margin (4 624 with the default 4 096) -- per run, what
+** timing was allowed for the next hundred milliseconds. Every cap goes
+** to the sampler in the record of the call that set it (offer_obs): its
+** threshold is the lowest cap of any thread, so a call that a thread did
+** not time because of its cap is never one that could have been kept. */
+#define OBS_COST_NS 250
+#define OBS_CAP_N 64
+static int budget_note(spy_vm *v, int32_t id, uint64_t dur) {
+  double budget = v->cfg->obs_budget;
+  v->obs_ticks[id] += dur;
+  if (budget <= 0 || ++v->obs_n[id] % OBS_CAP_N) return 0;
+  double frac = budget * ((double)v->obs_ticks[id] / (double)v->obs_n[id]) /
+                (double)spyH_ns_to_ticks(OBS_COST_NS);
+  if (frac >= 1) return 0;
+  uint64_t c = (uint64_t)(frac * 0x1p64);
+  if (c == 0) c = 1;
+  if (c >= v->obs_cap[id]) return 0;
+  v->obs_cap[id] = c;
+  return 1;
+}
+
 /* Offer one timed call to the primitive's reservoir (priority sampling,
 ** the producer's half; sampler/agg.c keeps the smallest priorities): only
-** a priority below the threshold (obs_tau) can be kept. */
+** a priority below the threshold (obs_tau) can be kept, so no other is
+** sent -- unless the call set a new cap, which the sampler must learn. */
 static void offer_obs(spy_vm *v, int32_t prim, uint64_t prio, uint64_t dur,
                       uint32_t gcs, unsigned nsizes, const uint64_t *size) {
-  if (v->cfg->reservoir == 0 || prio >= obs_tau(v, prim)) return;
+  int capped = budget_note(v, prim, dur);
+  if (v->cfg->reservoir == 0 || (prio >= obs_tau(v, prim) && !capped))
+    return;
   spyH_obs_rec *r = spyH_ring_reserve(&v->obs_ring, sizeof *r);
   if (!r) {
     add(&v->obs_dropped, 1);
@@ -294,6 +330,7 @@ static void offer_obs(spy_vm *v, int32_t prim, uint64_t prio, uint64_t dur,
   r->gc = gcs;
   r->ticks = dur;
   r->prio = prio;
+  r->cap = v->obs_cap[prim];
   for (unsigned i = 0; i < 4; i++) r->size[i] = i < nsizes ? size[i] : 0;
   spyH_ring_commit(&v->obs_ring, r);
 }
@@ -490,6 +527,8 @@ static void adopt_run(spy_vm *v, uint64_t epoch, uint64_t origin) {
   for (uint32_t i = 0; i < c->max_prims; i++) {
     v->tau[i] = UINT64_MAX; /* obs_tau: the next slow path sets it */
     v->calls0[i] = ld(&v->pstat[i].calls);
+    v->obs_n[i] = v->obs_ticks[i] = 0; /* budget_note */
+    v->obs_cap[i] = UINT64_MAX;
   }
   /* The inline fast paths push and pop primitives' and callbacks'
   ** brackets exactly as the slow paths do; not when every end must time

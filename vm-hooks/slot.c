@@ -62,11 +62,15 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
   v->pstat = calloc(cfg->max_prims, sizeof *v->pstat);
   v->tau = malloc(cfg->max_prims * sizeof *v->tau);
   v->calls0 = calloc(cfg->max_prims, sizeof *v->calls0);
+  v->obs_n = calloc(cfg->max_prims, sizeof *v->obs_n);
+  v->obs_ticks = calloc(cfg->max_prims, sizeof *v->obs_ticks);
+  v->obs_cap = calloc(cfg->max_prims, sizeof *v->obs_cap);
   v->longest = calloc(cfg->longest + 1, sizeof(uint64_t));
   v->saved = calloc(cfg->saved_processes, sizeof *v->saved);
   int rc = SPY_ENOMEM;
   if (v->walk_buf && (v->copy || !v->copy_cap) && v->cur_keys &&
-      v->prev_keys && v->pstat && v->tau && v->calls0 && v->longest &&
+      v->prev_keys && v->pstat && v->tau && v->calls0 && v->obs_n &&
+      v->obs_ticks && v->obs_cap && v->longest &&
       v->saved &&
       (rc = spyH_ring_init(&v->ring, o->ring_bytes)) == 0 &&
       (rc = spyH_ring_init(&v->obs_ring, o->obs_ring_bytes)) == 0 &&
@@ -77,7 +81,8 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
     v->hot.until_ = UINT64_MAX;
     v->drain_at = UINT64_MAX; /* a run sets it (hooks.c, adopt_run) */
     spyH_resched_bind(v);
-    for (uint32_t i = 0; i < cfg->max_prims; i++) v->tau[i] = UINT64_MAX;
+    for (uint32_t i = 0; i < cfg->max_prims; i++)
+      v->tau[i] = v->obs_cap[i] = UINT64_MAX;
     v->hot.tau_ = v->tau;
     v->hot.calls_ = (uint64_t *)(void *)v->pstat;
     v->hot.calls_stride_ = sizeof(spyH_pstat) / sizeof(uint64_t);
@@ -108,6 +113,9 @@ void spyH_slot_free(spy_vm *v) {
   free(v->pstat);
   free(v->tau);
   free(v->calls0);
+  free(v->obs_n);
+  free(v->obs_ticks);
+  free(v->obs_cap);
   free(v->longest);
   free(v->saved);
   free(v);

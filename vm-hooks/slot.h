@@ -121,6 +121,10 @@ typedef struct spyH_obs_rec {
   uint32_t gc;
   uint64_t ticks;
   uint64_t prio;     /* its priority: uniform, smaller is kept first */
+  uint64_t cap;      /* the thread's budget cap for the primitive when it
+                        sent this (hooks.c, budget_note): the calls it
+                        times from now have priorities below; UINT64_MAX
+                        none */
   uint64_t size[4];
 } spyH_obs_rec;
 
@@ -207,6 +211,11 @@ struct spy_vm {
   ** when the run began. */
   uint64_t *tau;             /* [cfg->max_prims] */
   uint64_t *calls0;          /* [cfg->max_prims] */
+  /* The timing budget (spy_options.obs_budget, hooks.c, budget_note):
+  ** per primitive, this run's timed calls of this thread (count and
+  ** ticks) and the priority cap their mean sets, which only falls
+  ** (UINT64_MAX: none yet). Interpreter thread only. */
+  uint64_t *obs_n, *obs_ticks, *obs_cap; /* [cfg->max_prims] each */
   /* Native stacks (cfg->native only; vm-hooks/native.h). The SIGPROF
   ** handler is native_ring's only producer. native_prim is the innermost
   ** primitive + 1 (0: none), written by the interpreter thread's hooks and
