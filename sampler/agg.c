@@ -13,6 +13,7 @@
 #include "profile/profile.h"
 #include "vm-hooks/clock.h"
 #include "vm-hooks/native.h"
+#include "vm-hooks/obs.h"
 
 /* One element of a path: a frame before interning. */
 typedef struct pel {
@@ -61,27 +62,6 @@ typedef struct region {
   uint64_t calls, ticks, max;
 } region;
 
-/* Priority sampling: every call draws a uniform priority and the k calls
-** with the smallest priorities are kept, whichever thread made them and
-** when. The observations stay where they were stored (obs[slot]); heap[]
-** is a max-heap of (priority, slot) pairs, so the root names the one to
-** replace and a sift moves 16-byte pairs, not observations. */
-typedef struct res_entry {
-  uint64_t prio;
-  uint32_t slot;
-} res_entry;
-
-typedef struct reservoir {
-  spy_obs *obs;   /* ns holds ticks until built */
-  res_entry *heap;
-  uint32_t n;
-  uint64_t offered;
-  /* The timing budget (spy_options.obs_budget): the lowest priority cap
-  ** any thread has sent (vm-hooks/hooks.c, budget_note; 0: none yet). */
-  uint64_t cap;
-} reservoir;
-
-
 struct spyS_cache {
   uint64_t *raw; /* the previous SAMPLE's keys, as the thread sent them */
   uint32_t raw_n;
@@ -107,7 +87,7 @@ struct spyS_agg {
   spyS_map name_map;  /* (is_process, key) -> name */
   VEC(region) regions;
   spyS_map region_map; /* (parent + 1, id) -> region */
-  reservoir *res;      /* [cfg->max_prims] */
+  spyH_res *res;       /* [cfg->max_prims] (vm-hooks/obs.h) */
   uint64_t *prim_ticks;/* [cfg->max_prims]: weight of the samples taken
                           while each primitive ran (cheap accounting) */
   step *steps;         /* [cfg->longest], unordered */
@@ -176,10 +156,7 @@ void spyS_agg_free(spyS_agg *a) {
   spyS_map_free(&a->nnode_map);
   free(a->nnodes.p);
   if (a->res)
-    for (uint32_t i = 0; i < a->cfg->max_prims; i++) {
-      free(a->res[i].obs);
-      free(a->res[i].heap);
-    }
+    for (uint32_t i = 0; i < a->cfg->max_prims; i++) spyH_res_free(&a->res[i]);
   free(a->res);
   free(a->prim_ticks);
   if (a->steps)
@@ -448,82 +425,19 @@ void spyS_agg_record(spyS_agg *a, spyS_cache *c, const spyH_rec *rec) {
   }
 }
 
-/* Put e at heap index i and restore the max-heap: down from i (the root
-** was replaced) or up (an append), moving the pairs it passes. */
-static void res_down(reservoir *r, uint32_t i, res_entry e) {
-  for (;;) {
-    uint32_t l = 2 * i + 1, m = l;
-    if (l >= r->n) break;
-    if (l + 1 < r->n && r->heap[l + 1].prio > r->heap[l].prio) m = l + 1;
-    if (r->heap[m].prio <= e.prio) break;
-    r->heap[i] = r->heap[m];
-    i = m;
-  }
-  r->heap[i] = e;
-}
-
-static void res_up(reservoir *r, uint32_t i, res_entry e) {
-  while (i > 0 && r->heap[(i - 1) / 2].prio < e.prio) {
-    r->heap[i] = r->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  r->heap[i] = e;
-}
-
-/* The calls' threshold: the k-th smallest priority once the reservoir is
-** full, or the cap if lower (UINT64_MAX: neither; k 0 keeps nothing and
-** has no heap). */
-static uint64_t res_threshold(const reservoir *r, uint32_t k) {
-  uint64_t t = k && r->n == k ? r->heap[0].prio : UINT64_MAX;
-  return r->cap && r->cap < t ? r->cap : t;
-}
-
-/* The consumer's half of priority sampling: keep the observation if its
-** priority is below the threshold and among the k smallest so far, and
-** publish the threshold under which the hooks offer calls (hooks.c). The
-** threshold only falls, so a call not offered could never have been
-** kept, and the build keeps only the entries under the final threshold
-** (the cap may have fallen below some kept earlier): the reservoir is a
-** uniform sample of all calls of all threads -- every call whose priority
-** is under the final threshold. With cheap accounting the threads' caps
-** keep the timing within its budget (vm-hooks/hooks.c, budget_note; the
-** threshold is under the lowest any thread has sent): a primitive of
-** 0.2 us calls has about one call in a hundred timed, one of 2 ms calls
-** every call; the reservoir of a cheap primitive fills only once it has
-** had k / cap calls. */
+/* The sampler's half of the cost observations' priority sampling
+** (vm-hooks/obs.h): keep a record in its primitive's reservoir, and
+** publish the threshold under which the threads time and send calls. */
 void spyS_agg_obs(spyS_agg *a, const spyH_rec *rec) {
   const spyH_obs_rec *o = (const spyH_obs_rec *)rec;
   uint32_t k = a->cfg->reservoir;
   if (rec->type != SPYH_REC_OBS || o->prim >= a->cfg->max_prims || k == 0)
     return;
-  reservoir *r = &a->res[o->prim];
-  if (!r->obs) {
-    r->obs = calloc(k, sizeof *r->obs);
-    r->heap = calloc(k, sizeof *r->heap);
-    if (!r->obs || !r->heap) {
-      free(r->obs), free(r->heap);
-      r->obs = NULL, r->heap = NULL;
-      a->lost++;
-      return;
-    }
+  uint64_t t;
+  if (spyH_res_offer(&a->res[o->prim], k, o, &t) != 0) {
+    a->lost++;
+    return;
   }
-  r->offered++;
-  if (o->cap != UINT64_MAX && (!r->cap || o->cap < r->cap)) r->cap = o->cap;
-  uint64_t before = res_threshold(r, k);
-  if (o->prio >= before) return; /* offered under an older threshold */
-  res_entry e = {o->prio, r->n};
-  if (r->n == k) e.slot = r->heap[0].slot; /* full: replace the largest */
-  spy_obs *ob = &r->obs[e.slot];
-  memcpy(ob->size, o->size, sizeof ob->size);
-  ob->ns = o->ticks;
-  ob->gc = o->gc;
-  if (r->n == k) {
-    res_down(r, 0, e);
-  } else {
-    r->n++;
-    res_up(r, r->n - 1, e);
-  }
-  uint64_t t = res_threshold(r, k);
   if (t != UINT64_MAX)
     atomic_store_explicit(&a->cfg->obs_tau[o->prim], t, memory_order_relaxed);
 }
@@ -833,19 +747,12 @@ int spyS_agg_build(const spyS_agg *a, spy_profile *p, spyS_namer namer,
     d->max_ns = spyH_ticks_to_ns(s->max);
   }
   for (size_t i = 0; i < p->nprims && i < a->cfg->max_prims; i++) {
-    const reservoir *r = &a->res[i];
+    const spyH_res *r = &a->res[i];
     spy_profile_prim *d = &p->prims[i];
     d->obs_offered = r->offered;
     d->obs = spyP_calloc(p, r->n, sizeof *d->obs);
     if (!d->obs) return SPY_ENOMEM;
-    uint64_t t = res_threshold(r, a->cfg->reservoir);
-    size_t m = 0;
-    for (uint32_t j = 0; j < r->n; j++) {
-      if (r->heap[j].prio >= t && t != r->heap[0].prio) continue;
-      d->obs[m] = r->obs[r->heap[j].slot];
-      d->obs[m++].ns = spyH_ticks_to_ns(r->obs[r->heap[j].slot].ns);
-    }
-    d->nobs = m;
+    d->nobs = spyH_res_kept(r, a->cfg->reservoir, d->obs);
   }
   return build_natives(a, p);
 }

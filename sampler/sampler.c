@@ -68,7 +68,7 @@ void spyS_drain_all(spy_profiler *p) {
 ** ms, up to the period): the hooks time a primitive's calls for cost
 ** observations under the threshold the drains publish, and before the
 ** first a hot primitive had every call timed for 10 ms, the ring
-** overflowing (hooks.c, obs_tau). A few drains more per run. */
+** overflowing (vm-hooks/obs.h). A few drains more per run. */
 uint64_t spyS_drain_period(const spy_options *o) {
   uint64_t ns = SPYH_DRAIN_NS;
   if (o->interval_ns * 1000 < ns) ns = o->interval_ns * 1000;

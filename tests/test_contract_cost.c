@@ -125,11 +125,11 @@ static void reservoir_none(void) {
 
 /* The timing budget holds from a run's start: a hot primitive of ~0.1 us
 ** calls, 20 000 of them in a fresh run (a few milliseconds: the sampler's
-** first drain comes after one), has its first OBS_CAP_N (64) calls timed,
-** then about budget * mean / 250 ns of them (vm-hooks/hooks.c,
-** budget_note), the mean that of the timed calls (the kept observations'
-** mean: under ASan the timed calls' slow paths make them longer than the
-** loop's ~50 ns a call). Bound: 128 plus twice that. When the sampler set
+** first drain comes after one), has its first SPYH_OBS_CAP_N (64) calls
+** timed, then about budget * mean / 250 ns of them (vm-hooks/obs.h), the
+** mean that of the timed calls (the kept observations': under ASan their
+** slow paths make them longer than the loop's ~50 ns a call). Bound: 128
+** plus twice that. When the sampler set
 ** the cap at its drains, every call before the first was timed, up to the
 ** reservoir's margin (4 624 here): 7 000-11 000 of this loop's calls. */
 static void budget_from_start(void) {

@@ -38,6 +38,7 @@
 #include "vm-hooks/cpuclock.h"
 #include "vm-hooks/due.h"
 #include "vm-hooks/mark.h"
+#include "vm-hooks/obs.h"
 #include "vm-hooks/resched.h"
 #include "vm-hooks/slot.h"
 #include "vm-hooks/walk.h"
@@ -246,95 +247,6 @@ static void maybe_step(spy_vm *v, uint8_t kind, int32_t prim, uint64_t dur,
   emit(v, SPYH_REC_STEP, dur, prim, kind, nsizes, size, pct);
 }
 
-/* A uniform 64-bit draw (xorshift64): reservoir priorities. */
-static inline uint64_t draw(spy_vm *v) {
-  uint64_t x = v->hot.rng_;
-  x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-  return v->hot.rng_ = x;
-}
-
-/* The priority under which this thread times (and offers) a call of prim
-** id: the sampler's threshold (its reservoir's largest priority once
-** full, published at each drain), or lower while the sampler has not
-** caught up. Until its first drain the sampler's is the whole range, and a
-** hot primitive would have every call timed and offered for 10 ms, most
-** of them to be dropped by a full ring. But after n calls in this run the
-** reservoir's k-th smallest priority is at most about k/n of the range
-** (the k smallest of n uniform draws), and the chance that it is above m/n,
-** m = k + 8 sqrt(k) + 8 (obs_margin), is below 1e-7 for any k: a call
-** above m/n would almost surely not be kept. (Other threads' calls only
-** lower the threshold.) Stored in v->tau, which the inline begin compares
-** its draw with: a threshold the sampler lowered since is found at the
-** next slow path. */
-static uint64_t obs_tau(spy_vm *v, int32_t id) {
-  uint64_t t = ld(&v->cfg->obs_tau[id]);
-  uint64_t n = ld(&v->pstat[id].calls) - v->calls0[id];
-  double m = v->cfg->obs_margin;
-  if ((double)n > m) {
-    uint64_t local = (uint64_t)(m / (double)n * 0x1p64);
-    if (local < t) t = local;
-  }
-  if (v->obs_cap[id] < t) t = v->obs_cap[id];
-  v->tau[id] = t;
-  return t;
-}
-
-/* The timing budget (spy_options.obs_budget): timing a call for a cost
-** observation costs about OBS_COST_NS all told (the begin's and end's
-** slow paths and the record, ~100 ns; the sampler's offer, ~130 ns: perf
-** of examples/largeint.st), so that a primitive's timing stays within
-** budget * its own time when a call is timed with probability at most
-** budget * mean / OBS_COST_NS -- a priority cap. The thread sets it from
-** its own timed calls of the primitive (a uniform sample of its calls:
-** their mean is unbiased), once it has OBS_CAP_N of them and again every
-** OBS_CAP_N, and it only falls. Here rather than in the sampler, which
-** sees the calls only at its drains: a run's first drain comes after a
-** millisecond, and until then a hot primitive had every call timed up to
-** the reservoir's margin (4 624 with the default 4 096) -- per run, what
-** timing was allowed for the next hundred milliseconds. Every cap goes
-** to the sampler in the record of the call that set it (offer_obs): its
-** threshold is the lowest cap of any thread, so a call that a thread did
-** not time because of its cap is never one that could have been kept. */
-#define OBS_COST_NS 250
-#define OBS_CAP_N 64
-static int budget_note(spy_vm *v, int32_t id, uint64_t dur) {
-  double budget = v->cfg->obs_budget;
-  v->obs_ticks[id] += dur;
-  if (budget <= 0 || ++v->obs_n[id] % OBS_CAP_N) return 0;
-  double frac = budget * ((double)v->obs_ticks[id] / (double)v->obs_n[id]) /
-                (double)spyH_ns_to_ticks(OBS_COST_NS);
-  if (frac >= 1) return 0;
-  uint64_t c = (uint64_t)(frac * 0x1p64);
-  if (c == 0) c = 1;
-  if (c >= v->obs_cap[id]) return 0;
-  v->obs_cap[id] = c;
-  return 1;
-}
-
-/* Offer one timed call to the primitive's reservoir (priority sampling,
-** the producer's half; sampler/agg.c keeps the smallest priorities): only
-** a priority below the threshold (obs_tau) can be kept, so no other is
-** sent -- unless the call set a new cap, which the sampler must learn. */
-static void offer_obs(spy_vm *v, int32_t prim, uint64_t prio, uint64_t dur,
-                      uint32_t gcs, unsigned nsizes, const uint64_t *size) {
-  int capped = budget_note(v, prim, dur);
-  if (v->cfg->reservoir == 0 || (prio >= obs_tau(v, prim) && !capped))
-    return;
-  spyH_obs_rec *r = spyH_ring_reserve(&v->obs_ring, sizeof *r);
-  if (!r) {
-    add(&v->obs_dropped, 1);
-    return;
-  }
-  r->h.type = SPYH_REC_OBS;
-  r->prim = (uint32_t)prim;
-  r->gc = gcs;
-  r->ticks = dur;
-  r->prio = prio;
-  r->cap = v->obs_cap[prim];
-  for (unsigned i = 0; i < 4; i++) r->size[i] = i < nsizes ? size[i] : 0;
-  spyH_ring_commit(&v->obs_ring, r);
-}
-
 /* ------------------------------------------------------------------------
 ** Closing brackets (their end hooks, and unwinding)
 ** --------------------------------------------------------------------- */
@@ -377,8 +289,9 @@ static void close_top(spy_vm *v, uint64_t *now) {
     if (v->cfg->exact_prims) add(&ps->ticks, dur);
     if (dur > ld(&ps->max)) st(&ps->max, dur);
     if (b.timed == 2 && (v->cfg->prim_flags[b.id] & SPY_PRIM_COST))
-      offer_obs(v, b.id, v->cfg->exact_prims ? draw(v) : b.prio, dur,
-                (uint32_t)ld(&v->gc_count) - b.gc0, b.nsizes, b.size);
+      spyH_obs_offer(v, b.id,
+                     v->cfg->exact_prims ? spyH_obs_draw(v) : b.prio, dur,
+                     (uint32_t)ld(&v->gc_count) - b.gc0, b.nsizes, b.size);
     maybe_step(v, SPY_STEP_PRIM, b.id, dur, b.nsizes, b.size, b.t0, *now);
     break;
   }
@@ -524,12 +437,7 @@ static void adopt_run(spy_vm *v, uint64_t epoch, uint64_t origin) {
   st(&v->deadline_pub, v->deadline);
   if (!v->tracking) forget_brackets(v);
   v->tracking = 1;
-  for (uint32_t i = 0; i < c->max_prims; i++) {
-    v->tau[i] = UINT64_MAX; /* obs_tau: the next slow path sets it */
-    v->calls0[i] = ld(&v->pstat[i].calls);
-    v->obs_n[i] = v->obs_ticks[i] = 0; /* budget_note */
-    v->obs_cap[i] = UINT64_MAX;
-  }
+  spyH_obs_adopt(v); /* cost observations: nothing timed yet */
   /* The inline fast paths push and pop primitives' and callbacks'
   ** brackets exactly as the slow paths do; not when every end must time
   ** (exact accounting) or publish the primitive (native stacks). A
@@ -769,8 +677,8 @@ static void prim_begin(spy_vm *v, int prim, unsigned n, uint64_t s0,
     timed = 2;
     prio = 0;
   } else if (id >= 0 && (c->prim_flags[id] & SPY_PRIM_COST) && c->reservoir) {
-    if (!drawn) prio = draw(v);
-    timed = prio < obs_tau(v, id) ? 2 : 0;
+    if (!drawn) prio = spyH_obs_draw(v);
+    timed = prio < spyH_obs_tau(v, id) ? 2 : 0;
   } else {
     prio = 0;
     if (id >= 0) v->tau[id] = 0; /* never timed: the inline paths' too */

@@ -27,8 +27,7 @@ typedef struct spyH_cfg {
   uint32_t leaf_cap, root_cap;
   uint32_t longest;          /* steps kept */
   uint32_t reservoir;        /* cost observations kept per primitive */
-  double obs_margin;         /* reservoir + 8 sqrt(reservoir) + 8 (hooks.c,
-                                obs_tau) */
+  double obs_margin;         /* reservoir + 8 sqrt(reservoir) + 8 (vm-hooks/obs.h) */
   uint32_t max_prims;
   atomic_uint nprims;        /* registered so far (grows while running) */
   const unsigned *prim_flags;/* [max_prims], SPY_PRIM_* */
@@ -122,7 +121,7 @@ typedef struct spyH_obs_rec {
   uint64_t ticks;
   uint64_t prio;     /* its priority: uniform, smaller is kept first */
   uint64_t cap;      /* the thread's budget cap for the primitive when it
-                        sent this (hooks.c, budget_note): the calls it
+                        sent this (vm-hooks/obs.h): the calls it
                         times from now have priorities below; UINT64_MAX
                         none */
   uint64_t size[4];
@@ -206,12 +205,12 @@ struct spy_vm {
   atomic_uint_least64_t full_walks, frames_walked;
   atomic_uint_least64_t pid_pub;
   spyH_pstat *pstat;         /* [cfg->max_prims] */
-  /* Cost observations (hooks.c, obs_tau): the threshold this thread times
+  /* Cost observations (vm-hooks/obs.h): the threshold this thread times
   ** calls under (what hot.tau_ points to), and each primitive's call count
   ** when the run began. */
   uint64_t *tau;             /* [cfg->max_prims] */
   uint64_t *calls0;          /* [cfg->max_prims] */
-  /* The timing budget (spy_options.obs_budget, hooks.c, budget_note):
+  /* The timing budget (spy_options.obs_budget, vm-hooks/obs.h):
   ** per primitive, this run's timed calls of this thread (count and
   ** ticks) and the priority cap their mean sets, which only falls
   ** (UINT64_MAX: none yet). Interpreter thread only. */

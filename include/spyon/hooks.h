@@ -101,7 +101,7 @@ typedef struct spy_hot_ {
   const uint64_t *tau_;  /* [nprims_]: a call whose priority is below
                             is timed (0: never; this thread's thresholds,
                             lowered as its calls and the sampler's
-                            reservoirs say: vm-hooks/hooks.c, obs_tau) */
+                            reservoirs say: vm-hooks/obs.h) */
   uint64_t *calls_;   /* call counts, every calls_stride_ words */
   spy_bracket_ *b_;   /* [SPY_NEST_MAX] the brackets */
   unsigned nprims_, calls_stride_;

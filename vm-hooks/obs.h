@@ -1,0 +1,118 @@
+/*
+** vm-hooks/obs.h: cost observations, both halves of their priority
+** sampling (internal, spyH_): the interpreter thread's, which times calls
+** and sends them (vm-hooks/hooks.c calls it), and the sampler's
+** reservoirs, which keep a uniform sample of them (sampler/agg.c).
+**
+** Why. The cost models need each primitive's calls with their operand
+** sizes and times, a uniform sample of all calls of all threads, and
+** timing a call costs two clock reads and a record: only a few may be
+** timed, and which ones must not depend on the thread, the time or the
+** call's length.
+**
+** How. Every call of a cost-recording primitive draws a uniform 64-bit
+** priority (spyH_obs_draw), and the reservoir keeps the k
+** (spy_options.reservoir) calls with the smallest priorities. The sampler
+** publishes a threshold per primitive (cfg->obs_tau): the k-th smallest
+** priority kept once the reservoir is full, or the timing budget's cap if
+** lower. It only falls, so a call whose priority is above it could never
+** be kept: the thread times only calls under it (spyH_obs_tau, which the
+** inline begin's copy, hot.tau_, follows) and sends only those. The
+** sampler keeps what arrives under its threshold, and the build keeps the
+** entries under the final one (spyH_res_kept): every call of every thread
+** whose priority is under that threshold -- a uniform sample.
+**
+** Two limits the thread adds to the published threshold, each one that
+** the final threshold is under:
+**   - the reservoir's margin: after n calls of the primitive in this run
+**     the k-th smallest of n uniform draws is at most about k/n of the
+**     range, and above m/n, m = k + 8 sqrt(k) + 8 (cfg->obs_margin), with
+**     a chance below 1e-7 for any k: a call above m/n would almost surely
+**     not be kept (this holds the timing down before the sampler's first
+**     drain publishes anything);
+**   - the timing budget (spy_options.obs_budget): timing a call costs
+**     about SPYH_OBS_COST_NS all told, so that a primitive's timing stays
+**     within budget * its own time when a call is timed with probability
+**     at most budget * mean / SPYH_OBS_COST_NS -- a priority cap. The
+**     thread sets it from its own timed calls of the primitive (a uniform
+**     sample of its calls, their mean unbiased) once it has SPYH_OBS_CAP_N
+**     of them and again every SPYH_OBS_CAP_N, and it only falls. Each cap
+**     goes to the sampler in the record of the call that set it, sent
+**     whatever that call's priority; the sampler's threshold is under the
+**     lowest cap any thread has sent. (The sampler set the cap at its
+**     drains until 11-25: a run's first millisecond timed every call of a
+**     hot primitive up to the margin -- per run, the budget of the next
+**     hundred milliseconds.)
+** A record the thread could not send (a full ring) is counted
+** (obs_dropped): the sample may then not be uniform, and the report says
+** so.
+*/
+#ifndef SPY_OBS_H
+#define SPY_OBS_H
+
+#include <spyon/profile.h>
+
+#include "vm-hooks/slot.h"
+
+#define SPYH_OBS_COST_NS 250 /* timing one call: the begin's and end's slow
+                                paths and the record ~100 ns, the sampler's
+                                offer ~130 ns (perf of examples/largeint.st) */
+#define SPYH_OBS_CAP_N 64    /* timed calls per update of the cap */
+
+/* ---- the interpreter thread's half ------------------------------------ */
+
+/* A uniform 64-bit draw (xorshift64): a call's priority. */
+static inline uint64_t spyH_obs_draw(spy_vm *v) {
+  uint64_t x = v->hot.rng_;
+  x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+  return v->hot.rng_ = x;
+}
+
+/* A new run: no call of it timed yet, no limit but the sampler's. */
+SPY_INTERNAL void spyH_obs_adopt(spy_vm *v);
+
+/* The priority under which this thread times (and sends) a call of
+** primitive id: the published threshold and the two limits above. Stored
+** in v->tau, which the inline begin compares its draw with: a threshold
+** lowered since is found at the next slow path. */
+SPY_INTERNAL uint64_t spyH_obs_tau(spy_vm *v, int32_t id);
+
+/* A timed call of primitive prim ended: note its time for the budget and
+** send it if it may be kept (or if it set a new cap). */
+SPY_INTERNAL void spyH_obs_offer(spy_vm *v, int32_t prim, uint64_t prio,
+                                 uint64_t ticks, uint32_t gcs, unsigned nsizes,
+                                 const uint64_t *size);
+
+/* ---- the sampler's half ------------------------------------------------ */
+
+/* One primitive's reservoir. The observations stay where they were stored
+** (obs[slot]); heap[] is a max-heap of (priority, slot) pairs, so the root
+** names the one to replace and a sift moves 16-byte pairs, not
+** observations. */
+typedef struct spyH_res_entry {
+  uint64_t prio;
+  uint32_t slot;
+} spyH_res_entry;
+
+typedef struct spyH_res {
+  spy_obs *obs; /* [k]; ns holds ticks until built */
+  spyH_res_entry *heap;
+  uint32_t n;
+  uint64_t offered; /* records received */
+  uint64_t cap;     /* the lowest budget cap sent (0: none yet) */
+} spyH_res;
+
+/* Take one OBS record into r (k = spy_options.reservoir, at least 1):
+** SPY_ENOMEM if its arrays could not be made (the record is lost), else
+** 0 with *publish the threshold to publish (UINT64_MAX: none yet). */
+SPY_INTERNAL int spyH_res_offer(spyH_res *r, uint32_t k,
+                                const spyH_obs_rec *o, uint64_t *publish);
+
+/* The observations kept: those under the final threshold, into out (room
+** for r->n), their times in nanoseconds; returns how many. */
+SPY_INTERNAL uint32_t spyH_res_kept(const spyH_res *r, uint32_t k,
+                                    spy_obs *out);
+
+SPY_INTERNAL void spyH_res_free(spyH_res *r);
+
+#endif
