@@ -56,7 +56,9 @@
 
 #define SPYH_OBS_COST_NS 250 /* timing one call: the begin's and end's slow
                                 paths and the record ~100 ns, the sampler's
-                                offer ~130 ns (perf of examples/largeint.st) */
+                                offer ~130 ns (perf of examples/largeint.st;
+                                ~280 ns all told by an A/B in-process,
+                                reservoir 0 against 4096, 11-25) */
 #define SPYH_OBS_CAP_N 64    /* timed calls per update of the cap */
 
 /* ---- the interpreter thread's half ------------------------------------ */
