@@ -475,12 +475,17 @@ RETRYING(restart_keeps_prim) {
   spy_profile *pr = stop_take(r.p, r.h, &r.ss);
   T_NEAR((double)gt_process_totals(pr), (double)pr->wall_ns,
          0.02 * (double)pr->wall_ns);
-  /* ~97 % of the time is in the primitive; the 20 stop/starts land inside
-  ** it and must not move its time to Main>>run. */
+  /* ~97 % of the time is in the primitive (75-89 % under TSan, whose
+  ** instrumented code between the calls runs slower: Main>>run's truth is
+  ** then 8-22 %); the 20 stop/starts land inside it and must not move its
+  ** time to Main>>run. */
   double pp = prof_share(pr, SPY_FRAME_PRIM, r.prim[0]);
   double pm = prof_share(pr, SPY_FRAME_METHOD, K_MAIN);
   double tp = truth_share(r.h, r.h->t_prim[r.prim[0]]);
-  if (!(pp > tp - 10 && pm < 12)) {
+  double tm = truth_share(r.h, r.h->t_method[K_MAIN]);
+  fprintf(stderr, "primitive %.2f%% (truth %.2f%%), caller %.2f%% (truth "
+          "%.2f%%)\n", pp, tp, pm, tm);
+  if (!(pp > tp - 10 && pm < tm + 10)) {
     /* A thread preempted outside the primitive (a loaded machine) is
     ** charged there: retry a stalled run. (Several stop/restart cycles
     ** with no hook in between lose nothing: restarts_queued.) */
@@ -492,7 +497,7 @@ RETRYING(restart_keeps_prim) {
       return;
     }
     T_FAIL("after stop/restart: primitive %.2f%% (truth %.2f%%), caller "
-           "%.2f%%", pp, tp, pm);
+           "%.2f%% (truth %.2f%%)", pp, tp, pm, tm);
   }
   rig_free(&r, pr);
 }
