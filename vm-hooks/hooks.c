@@ -35,10 +35,10 @@
 #include "config.h"
 
 #include "vm-hooks/clock.h"
-#include "vm-hooks/cpuclock.h"
 #include "vm-hooks/due.h"
 #include "vm-hooks/mark.h"
 #include "vm-hooks/obs.h"
+#include "vm-hooks/record.h"
 #include "vm-hooks/resched.h"
 #include "vm-hooks/slot.h"
 #include "vm-hooks/walk.h"
@@ -67,18 +67,6 @@ static inline int poll_mode(const spy_vm *v) {
 ** Brackets
 ** --------------------------------------------------------------------- */
 
-/* Open brackets (may exceed SPY_NEST_MAX; deeper ones are counted, not
-** tracked). The inline fast paths of <spyon/hooks.h> change it too. */
-static inline uint32_t nest(const spy_vm *v) {
-  return __atomic_load_n(&v->hot.nest_, __ATOMIC_RELAXED);
-}
-
-/* Brackets tracked (the nesting may go deeper; those are only counted). */
-static inline uint32_t tracked(const spy_vm *v) {
-  uint32_t n = nest(v);
-  return n < SPY_NEST_MAX ? n : SPY_NEST_MAX;
-}
-
 static inline void set_nest(spy_vm *v, uint32_t n) {
   __atomic_store_n(&v->hot.nest_, n, __ATOMIC_RELAXED);
 }
@@ -86,7 +74,7 @@ static inline void set_nest(spy_vm *v, uint32_t n) {
 /* The innermost bracket that decides the charge (not a region), or NULL:
 ** a PRIM or GC takes samples, a CALLBACK hands them to the code. */
 static spyH_bracket *charged(spy_vm *v) {
-  for (uint32_t i = tracked(v); i-- > 0;)
+  for (uint32_t i = spyH_tracked(v); i-- > 0;)
     if (v->b[i].kind != SPYH_B_REGION) return &v->b[i];
   return NULL;
 }
@@ -111,140 +99,6 @@ static void native_pub(spy_vm *v) {
 
 static inline void changed(spy_vm *v) {
   if (SPY_UNLIKELY(v->cfg->native)) native_pub(v);
-}
-
-/* ------------------------------------------------------------------------
-** Records
-** --------------------------------------------------------------------- */
-
-/* Write the brackets' places in the path into m (outermost first, depths
-** non-decreasing and at most d); returns how many. A PRIM or GC with a
-** callback above it sits at its own depth, the others at the leaf. */
-static uint32_t marks(spy_vm *v, uint64_t d, spyH_place *m) {
-  uint32_t nt = tracked(v), n = 0;
-  int32_t last_cb = -1;
-  for (uint32_t i = 0; i < nt; i++)
-    if (v->b[i].kind == SPYH_B_CALLBACK) last_cb = (int32_t)i;
-  uint64_t prev = 0;
-  for (uint32_t i = 0; i < nt; i++) {
-    const spyH_bracket *b = &v->b[i];
-    uint64_t at;
-    uint32_t kind;
-    if (b->kind == SPYH_B_CALLBACK) continue;
-    if (b->kind == SPYH_B_REGION) {
-      kind = SPY_FRAME_REGION;
-      at = b->depth;
-    } else {
-      if (!poll_mode(v)) continue;
-      kind = b->kind == SPYH_B_PRIM ? SPY_FRAME_PRIM : SPY_FRAME_GC;
-      at = (int32_t)i < last_cb && b->depth != SPYH_DEPTH_UNKNOWN ? b->depth
-                                                                   : d;
-      if ((int32_t)i > last_cb) kind |= SPYH_PLACE_RUNNING;
-    }
-    if (at > d) at = d;
-    if (at < prev) at = prev;
-    prev = at;
-    m[n++] = (spyH_place){kind, b->kind == SPYH_B_GC ? 0 : b->id, at};
-  }
-  return n;
-}
-
-/* Walk the host's stack and send one SAMPLE or STEP record. */
-static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
-                 uint8_t kind, unsigned nsizes, const uint64_t *size,
-                 unsigned cpu_pct) {
-  const spyH_cfg *c = v->cfg;
-  uint64_t depth = spyH_walk(v);
-  uint32_t nleaf = depth < c->leaf_cap ? (uint32_t)depth : c->leaf_cap;
-  uint64_t beyond = depth - nleaf;
-  uint32_t nroot = beyond < c->root_cap ? (uint32_t)beyond : c->root_cap;
-  uint32_t n = nleaf + nroot;
-  uint64_t *cur = v->cur_keys;
-  for (uint32_t i = 0; i < nleaf; i++) cur[i] = spyH_key_at(v, depth, i);
-  for (uint32_t j = 0; j < nroot; j++)
-    cur[nleaf + j] = spyH_key_at(v, depth, depth - nroot + j);
-  spyH_place m[SPY_NEST_MAX];
-  uint32_t nm = marks(v, depth, m);
-  /* A sample sends only what differs from the thread's previous one at
-  ** the root end: this keeps records small and the rings' cache traffic
-  ** between the cores low. */
-  uint32_t same = 0;
-  if (type == SPYH_REC_SAMPLE) {
-    uint32_t lim = n < v->prev_n ? n : v->prev_n;
-    while (same < lim &&
-           cur[n - 1 - same] == v->prev_keys[v->prev_n - 1 - same])
-      same++;
-  }
-  uint32_t size_b = (uint32_t)(sizeof(spyH_sample) + nm * sizeof(spyH_place) +
-                               (n - same) * sizeof(uint64_t));
-  spyH_sample *r = spyH_ring_reserve(&v->ring, size_b);
-  if (!r) {
-    add(&v->dropped, 1);
-    return;
-  }
-  r->h.type = type;
-  r->pid = v->pid;
-  r->ticks = ticks;
-  r->depth = depth;
-  for (unsigned i = 0; i < 4; i++) r->size[i] = i < nsizes ? size[i] : 0;
-  r->prim = prim;
-  r->nsizes = (uint8_t)nsizes;
-  r->nmarks = (uint8_t)nm;
-  r->kind = kind;
-  r->cpu_pct = (uint8_t)cpu_pct;
-  r->nleaf = (uint16_t)nleaf;
-  r->nroot = (uint16_t)nroot;
-  r->same = same;
-  memcpy(r + 1, m, nm * sizeof *m);
-  memcpy((spyH_place *)(r + 1) + nm, cur, (n - same) * sizeof *cur);
-  spyH_ring_commit(&v->ring, r);
-  if (type == SPYH_REC_SAMPLE) { /* the sampler now has these keys */
-    v->cur_keys = v->prev_keys;
-    v->prev_keys = cur;
-    v->prev_n = n;
-  }
-}
-
-/* A sample's weight: the grid time it covers, or with the CPU clock the
-** thread's own CPU time since its previous sample (vm-hooks/clock.h), so
-** that time spent descheduled is charged to nothing. */
-static void emit_sample(spy_vm *v, uint64_t w) {
-  if (SPY_UNLIKELY(v->cfg->cpu_clock)) w = spyH_cpu_weight(v, w);
-  emit(v, SPYH_REC_SAMPLE, w, -1, 0, 0, NULL, SPYH_CPU_UNKNOWN);
-}
-
-/* A primitive call or GC pause over [t0, t1] that may be among the
-** longest: keep a local list of the longest durations so far so that only
-** those pay for a stack walk (and for reading the thread's CPU clock: how
-** much of the step it spent on the CPU); the sampler keeps the global top
-** N. With the CPU clock a step weighs its CPU time, so a call that was
-** mostly descheduled is not mistaken for a long one. Called after the
-** bracket is closed, so the path is that of its caller. */
-static void maybe_step(spy_vm *v, uint8_t kind, int32_t prim, uint64_t dur,
-                       unsigned nsizes, const uint64_t *size, uint64_t t0,
-                       uint64_t t1) {
-  uint32_t n = v->cfg->longest;
-  if (n == 0 || dur <= v->longest_min) return;
-  unsigned pct = spyH_cpuhist_pct(v, t0, t1);
-  if (v->cfg->cpu_clock && pct != SPYH_CPU_UNKNOWN) {
-    dur = dur / 100 * pct + dur % 100 * pct / 100;
-    if (dur <= v->longest_min) return;
-  }
-  if (v->nlongest < n) {
-    v->longest[v->nlongest++] = dur;
-  } else {
-    uint32_t lo = 0;
-    for (uint32_t i = 1; i < n; i++)
-      if (v->longest[i] < v->longest[lo]) lo = i;
-    v->longest[lo] = dur;
-  }
-  if (v->nlongest == n) {
-    uint64_t m = v->longest[0];
-    for (uint32_t i = 1; i < n; i++)
-      if (v->longest[i] < m) m = v->longest[i];
-    v->longest_min = m;
-  }
-  emit(v, SPYH_REC_STEP, dur, prim, kind, nsizes, size, pct);
 }
 
 /* ------------------------------------------------------------------------
@@ -274,7 +128,7 @@ static inline uint64_t clock_once(uint64_t *now) {
 ** pop it, then do what its end hook does with its figures. Untracked
 ** brackets (deeper than SPY_NEST_MAX) are only counted down. */
 static void close_top(spy_vm *v, uint64_t *now) {
-  uint32_t i = nest(v) - 1;
+  uint32_t i = spyH_nest(v) - 1;
   set_nest(v, i);
   if (i >= SPY_NEST_MAX) return;
   spyH_bracket b = v->b[i];
@@ -292,7 +146,7 @@ static void close_top(spy_vm *v, uint64_t *now) {
       spyH_obs_offer(v, b.id,
                      v->cfg->exact_prims ? spyH_obs_draw(v) : b.prio, dur,
                      (uint32_t)ld(&v->gc_count) - b.gc0, b.nsizes, b.size);
-    maybe_step(v, SPY_STEP_PRIM, b.id, dur, b.nsizes, b.size, b.t0, *now);
+    spyH_maybe_step(v, SPY_STEP_PRIM, b.id, dur, b.nsizes, b.size, b.t0, *now);
     break;
   }
   case SPYH_B_CALLBACK: {
@@ -309,7 +163,7 @@ static void close_top(spy_vm *v, uint64_t *now) {
     add(&v->gc_count, 1);
     add(&v->gc_ticks, dur);
     if (dur > ld(&v->gc_max)) st(&v->gc_max, dur);
-    maybe_step(v, SPY_STEP_GC, -1, dur, 0, NULL, b.t0, *now);
+    spyH_maybe_step(v, SPY_STEP_GC, -1, dur, 0, NULL, b.t0, *now);
     break;
   }
   case SPYH_B_REGION: {
@@ -339,7 +193,7 @@ static void close_top(spy_vm *v, uint64_t *now) {
 
 /* Open a bracket; returns it, or NULL when it is too deep to track. */
 static spyH_bracket *open_bracket(spy_vm *v, uint8_t kind, uint64_t t0) {
-  uint32_t i = nest(v);
+  uint32_t i = spyH_nest(v);
   set_nest(v, i + 1);
   if (i >= SPY_NEST_MAX) {
     add(&v->nest_dropped, 1);
@@ -361,8 +215,8 @@ static spyH_bracket *open_bracket(spy_vm *v, uint8_t kind, uint64_t t0) {
 /* Keep the running process's brackets while it is switched out. The table
 ** is searched linearly: it is small, and empty in most programs. */
 static void save_process(spy_vm *v, uint64_t now) {
-  uint32_t n = tracked(v);
-  if (nest(v) > n) add(&v->nest_dropped, nest(v) - n);
+  uint32_t n = spyH_tracked(v);
+  if (spyH_nest(v) > n) add(&v->nest_dropped, spyH_nest(v) - n);
   if (n == 0) {
     set_nest(v, 0);
     return;
@@ -478,7 +332,7 @@ static uint64_t due(spy_vm *v, uint64_t now) {
   ** primitive of mark/leaves_tick_next 1-2 pp over its truth idle, 10 pp
   ** beside a busy thread on its core). */
   spyH_bracket *c = charged(v);
-  int in_code = nest(v) <= SPY_NEST_MAX && (!c || c->kind == SPYH_B_CALLBACK);
+  int in_code = spyH_nest(v) <= SPY_NEST_MAX && (!c || c->kind == SPYH_B_CALLBACK);
   if (v->tick_backlog && in_code) {
     uint64_t b = v->tick_backlog < iv ? v->tick_backlog : iv;
     w += b;
@@ -513,7 +367,7 @@ static void take_due(spy_vm *v, uint64_t now, int is_poll) {
   if (!late || late > now) late = now;
   uint64_t w = due(v, now);
   if (!w) return;
-  for (uint32_t i = tracked(v); i-- > 0;) {
+  for (uint32_t i = spyH_tracked(v); i-- > 0;) {
     spyH_bracket *b = &v->b[i];
     if (b->kind == SPYH_B_CALLBACK) break;
     if (b->kind == SPYH_B_PRIM && !b->timed) {
@@ -521,7 +375,7 @@ static void take_due(spy_vm *v, uint64_t now, int is_poll) {
       b->t0 = late;
     }
   }
-  emit_sample(v, w);
+  spyH_emit_sample(v, w);
 }
 
 /* Is a sample due? (the hooks read the clock only then, or when timing) */
@@ -603,7 +457,7 @@ void spyH_final(spy_vm *v, uint64_t until) {
   v->last = until;
   v->deadline = until + v->cfg->interval;
   spyH_until(v);
-  emit_sample(v, w);
+  spyH_emit_sample(v, w);
 }
 
 void spyH_quiet(spy_vm *v) {
@@ -683,7 +537,7 @@ static void prim_begin(spy_vm *v, int prim, unsigned n, uint64_t s0,
     prio = 0;
     if (id >= 0) v->tau[id] = 0; /* never timed: the inline paths' too */
   }
-  uint32_t i = nest(v);
+  uint32_t i = spyH_nest(v);
   set_nest(v, i + 1);
   if (i < SPY_NEST_MAX) { /* open_bracket's, with every field in one store */
     v->b[i] = (spyH_bracket){
@@ -718,26 +572,26 @@ void spy_prim_begin_drawn_(spy_vm *v, int prim, unsigned n, uint64_t s0,
 ** mismatched end (nothing of that kind open) is ignored. Brackets above it
 ** were left open by the host: they end here too. */
 static void end_kind(spy_vm *v, uint8_t kind, uint64_t *now) {
-  uint32_t nt = tracked(v);
-  if (nest(v) > nt) { /* the innermost are untracked: assume they match */
-    set_nest(v, nest(v) - 1);
+  uint32_t nt = spyH_tracked(v);
+  if (spyH_nest(v) > nt) { /* the innermost are untracked: assume they match */
+    set_nest(v, spyH_nest(v) - 1);
     return;
   }
   uint32_t i = nt;
   while (i > 0 && v->b[i - 1].kind != kind) i--;
   if (i == 0) return;
-  while (nest(v) >= i) close_top(v, now);
+  while (spyH_nest(v) >= i) close_top(v, now);
 }
 
 void spy_prim_end_slow_(spy_vm *v) {
   uint64_t tc = cost_begin(v);
-  if (!enter(v) || nest(v) == 0) return;
+  if (!enter(v) || spyH_nest(v) == 0) return;
   uint64_t now = tc;
   watch(v, &now, 1);
   if (trap_set(v)) take_due(v, clock_once(&now), 0);
   /* The common case, what close_top does for it: the innermost bracket is
   ** a primitive no clock was read for (cheap accounting). */
-  uint32_t n = nest(v);
+  uint32_t n = spyH_nest(v);
   spyH_bracket *b = n <= SPY_NEST_MAX ? &v->b[n - 1] : NULL;
   if (b && b->kind == SPYH_B_PRIM && !b->timed && !v->cfg->native) {
     set_nest(v, n - 1);
@@ -764,7 +618,7 @@ static void callback_begin(spy_vm *v, int take) {
   ** stack's now (the walker reports the same stack at every hook of one
   ** primitive). Found once per primitive call, at its first callback. */
   spyH_bracket *own_b = NULL;
-  for (uint32_t i = tracked(v); i-- > 0;) {
+  for (uint32_t i = spyH_tracked(v); i-- > 0;) {
     spyH_bracket *b = &v->b[i];
     if (b->kind == SPYH_B_CALLBACK) break;
     if (b->kind == SPYH_B_REGION) continue;
@@ -788,12 +642,12 @@ void spy_callback_open_slow_(spy_vm *v) { callback_begin(v, 0); }
 
 void spy_callback_end_slow_(spy_vm *v) {
   uint64_t tc = cost_begin(v);
-  if (!enter(v) || nest(v) == 0) return;
+  if (!enter(v) || spyH_nest(v) == 0) return;
   uint64_t now = tc;
   if (trap_set(v)) take_due(v, clock_once(&now), 0);
   /* The common case, what close_top does for it: the innermost bracket is
   ** the callback (a sort comparator returns to its primitive). */
-  uint32_t n = nest(v);
+  uint32_t n = spyH_nest(v);
   spyH_bracket *b = n <= SPY_NEST_MAX ? &v->b[n - 1] : NULL;
   if (b && b->kind == SPYH_B_CALLBACK) {
     if (b->t0) { /* the primitive is timed: its own time excludes this */
@@ -814,7 +668,7 @@ void spy_nest_unwind_slow_(spy_vm *v, unsigned saved) {
   if (!enter(v)) return;
   take_due(v, t0, 0);
   uint64_t now = t0;
-  while (nest(v) > saved) close_top(v, &now);
+  while (spyH_nest(v) > saved) close_top(v, &now);
   add(&v->hook_ticks, spyH_now() - t0);
 }
 
@@ -873,7 +727,7 @@ void spy_gc_begin_slow_(spy_vm *v) {
 
 void spy_gc_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
-  if (!enter(v) || nest(v) == 0) return;
+  if (!enter(v) || spyH_nest(v) == 0) return;
   uint64_t now = t0;
   watch(v, &now, 1);
   take_due(v, t0, 0);
@@ -885,7 +739,7 @@ void spy_region_begin_slow_(spy_vm *v, int region) {
   uint64_t t0 = spyH_now();
   if (!enter(v)) return;
   take_due(v, t0, 0);
-  uint64_t depth = nest(v) < SPY_NEST_MAX ? spyH_walk(v) : 0;
+  uint64_t depth = spyH_nest(v) < SPY_NEST_MAX ? spyH_walk(v) : 0;
   uint64_t t1 = spyH_now();
   spyH_bracket *b = open_bracket(v, SPYH_B_REGION, t1);
   if (b) {
@@ -899,7 +753,7 @@ void spy_region_begin_slow_(spy_vm *v, int region) {
 
 void spy_region_end_slow_(spy_vm *v) {
   uint64_t t0 = spyH_now();
-  if (!enter(v) || nest(v) == 0) return;
+  if (!enter(v) || spyH_nest(v) == 0) return;
   take_due(v, t0, 0);
   uint64_t now = t0;
   end_kind(v, SPYH_B_REGION, &now);

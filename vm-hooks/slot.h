@@ -295,6 +295,19 @@ _Static_assert(offsetof(struct spy_vm, hot) == 0,
 /* The native-stack ring's size (cfg->native only). */
 #define SPYH_NATIVE_RING (256u << 10)
 
+/* Open brackets of the running process (may exceed SPY_NEST_MAX; deeper
+** ones are counted, not tracked). The inline fast paths of
+** <spyon/hooks.h> change it too. */
+static inline uint32_t spyH_nest(const spy_vm *v) {
+  return __atomic_load_n(&v->hot.nest_, __ATOMIC_RELAXED);
+}
+
+/* Brackets tracked (the nesting may go deeper; those are only counted). */
+static inline uint32_t spyH_tracked(const spy_vm *v) {
+  uint32_t n = spyH_nest(v);
+  return n < SPY_NEST_MAX ? n : SPY_NEST_MAX;
+}
+
 /* Whether v is the spy_vm_stopped() stand-in. */
 SPY_INTERNAL int spyH_is_stopped_vm(const spy_vm *v);
 
