@@ -752,7 +752,9 @@ int spyS_agg_build(const spyS_agg *a, spy_profile *p, spyS_namer namer,
     d->obs_offered = r->offered;
     d->obs = spyP_calloc(p, r->n, sizeof *d->obs);
     if (!d->obs) return SPY_ENOMEM;
-    d->nobs = spyH_res_kept(r, a->cfg->reservoir, d->obs);
+    uint32_t n;
+    if (spyH_res_kept(r, a->cfg->reservoir, d->obs, &n) != 0) return SPY_ENOMEM;
+    d->nobs = n;
   }
   return build_natives(a, p);
 }

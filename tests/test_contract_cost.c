@@ -12,6 +12,7 @@
 
 #include "sampler/agg.h"
 #include "sampler/profiler.h"
+#include "vm-hooks/obs.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -97,6 +98,95 @@ static void reservoir_threads_with(double budget) {
   T_NEAR(f, 0.5, 4 * sqrt(0.25 / (double)pp->nobs));
   spy_profile_free(pr);
   T_EQ_INT(spy_profiler_free(p), 0);
+}
+
+/* The sampler's reservoir alone (vm-hooks/obs.c), against a brute force:
+** records with random priorities, offered as the threads would send them
+** (each under the threshold last published, a few from before it), with
+** budget caps that fall now and then. What it keeps must be exactly the k
+** smallest priorities of all records offered, less those at or above the
+** lowest cap -- for k from 1 to 300, before the buffer ever filled, just
+** when it did and many times over, and with records whose priorities tie.
+** Every kept observation is its record's (the size names it). */
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void reservoir_select_exact(void) {
+  static const uint32_t ks[] = {1, 2, 3, 7, 64, 300};
+  static const uint32_t counts[] = {1, 2, 5, 100, 449, 450, 451, 5000};
+  uint64_t rng = 99;
+  for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+    for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++) {
+      for (int caps = 0; caps < 2; caps++) {
+        for (int ties = 0; ties < 2; ties++) {
+          uint32_t k = ks[ki], n = counts[ci];
+          spyH_res r;
+          memset(&r, 0, sizeof r);
+          uint64_t *prio = calloc(n, sizeof *prio), pub = UINT64_MAX;
+          uint64_t cap = 0;
+          T_ASSERT(prio != NULL);
+          uint32_t sent = 0;
+          for (uint32_t i = 0; i < n; i++) {
+            spyH_obs_rec o;
+            memset(&o, 0, sizeof o);
+            uint64_t x = gt_rand_range(&rng, 0, UINT64_MAX - 1);
+            if (ties) x = gt_rand_range(&rng, 0, 40) << 58;
+            /* the thread sends only what is under the last threshold,
+            ** except for one record in eight sent under an older one */
+            if (x >= pub && gt_rand_range(&rng, 0, 7) != 0) continue;
+            o.prio = x;
+            o.cap = UINT64_MAX;
+            if (caps && gt_rand_range(&rng, 0, 99) == 0) {
+              uint64_t c = gt_rand_range(&rng, 0, UINT64_MAX / 2);
+              if (!cap || c < cap) cap = c;
+              o.cap = c;
+            }
+            o.size[0] = sent;
+            o.ticks = 3 * (uint64_t)sent;
+            prio[sent++] = x;
+            T_EQ_INT(spyH_res_offer(&r, k, &o, &pub), 0);
+            T_ASSERT(pub == UINT64_MAX || !cap || pub <= cap);
+          }
+          T_EQ_INT(r.offered, sent);
+          /* the truth: the k smallest sent, under the lowest cap */
+          uint64_t *sorted = malloc((sent + 1) * sizeof *sorted);
+          T_ASSERT(sorted != NULL);
+          memcpy(sorted, prio, sent * sizeof *prio);
+          qsort(sorted, sent, sizeof *sorted, cmp_u64);
+          uint32_t want = 0;
+          while (want < sent && want < k &&
+                 (!cap || sorted[want] < cap))
+            want++;
+          spy_obs *out = calloc(r.n + 1, sizeof *out);
+          T_ASSERT(out != NULL);
+          uint32_t got = 0;
+          T_EQ_INT(spyH_res_kept(&r, k, out, &got), 0);
+          T_EQ_INT(got, want);
+          uint64_t *kept = malloc((got + 1) * sizeof *kept);
+          T_ASSERT(kept != NULL);
+          for (uint32_t j = 0; j < got; j++) {
+            T_ASSERT(out[j].size[0] < sent);
+            kept[j] = prio[out[j].size[0]];
+          }
+          qsort(kept, got, sizeof *kept, cmp_u64);
+          for (uint32_t j = 0; j < got; j++)
+            if (kept[j] != sorted[j]) {
+              T_FAIL("k %u, %u sent, caps %d, ties %d: kept #%u has "
+                     "priority %llx, the truth %llx",
+                     k, sent, caps, ties, j, (unsigned long long)kept[j],
+                     (unsigned long long)sorted[j]);
+            }
+          free(kept);
+          free(out);
+          free(sorted);
+          free(prio);
+          spyH_res_free(&r);
+        }
+      }
+    }
+  }
 }
 
 /* spy_options.reservoir 0: no observations kept, every call counted,
@@ -441,6 +531,7 @@ static void cheap_short_steps(void) {
 const struct spy_test t_contract_cost[] = {
   {"reservoir_threads", reservoir_threads, 30},
   {"reservoir_none", reservoir_none, 10},
+  {"reservoir_select_exact", reservoir_select_exact, 10},
   {"budget_from_start", budget_from_start, 10},
   {"cheap_costs_unbiased", cheap_costs_unbiased, 60},
   {"cheap_longest", cheap_longest, 30},

@@ -74,80 +74,98 @@ void spyH_obs_offer(spy_vm *v, int32_t prim, uint64_t prio, uint64_t ticks,
 
 /* ---- the sampler's half ------------------------------------------------ */
 
-/* Put e at heap index i and restore the max-heap: down from i (the root
-** was replaced) or up (an append), moving the pairs it passes. */
-static void res_down(spyH_res *r, uint32_t i, spyH_res_entry e) {
-  for (;;) {
-    uint32_t l = 2 * i + 1, m = l;
-    if (l >= r->n) break;
-    if (l + 1 < r->n && r->heap[l + 1].prio > r->heap[l].prio) m = l + 1;
-    if (r->heap[m].prio <= e.prio) break;
-    r->heap[i] = r->heap[m];
-    i = m;
+/* Reorder e[0, n) so that e[i] holds the (i+1)-th smallest priority,
+** those before it no larger and those after no smaller (Hoare's FIND: a
+** partition around the median of three, then on into the side that holds
+** i; the priorities are uniform draws, so a few passes over n). */
+static void select_nth(spyH_res_entry *e, long n, long i) {
+  long lo = 0, hi = n - 1;
+  while (lo < hi) {
+    uint64_t a = e[lo].prio, b = e[lo + (hi - lo) / 2].prio, c = e[hi].prio;
+    uint64_t pivot = a < b ? (b < c ? b : a < c ? c : a)
+                           : (a < c ? a : b < c ? c : b);
+    long l = lo, h = hi;
+    while (l <= h) {
+      while (e[l].prio < pivot) l++;
+      while (e[h].prio > pivot) h--;
+      if (l <= h) {
+        spyH_res_entry t = e[l];
+        e[l++] = e[h];
+        e[h--] = t;
+      }
+    }
+    if (i <= h) hi = h;      /* [lo, h] <= pivot <= [l, hi] */
+    else if (i >= l) lo = l;
+    else return;             /* between them: equal to the pivot */
   }
-  r->heap[i] = e;
 }
 
-static void res_up(spyH_res *r, uint32_t i, spyH_res_entry e) {
-  while (i > 0 && r->heap[(i - 1) / 2].prio < e.prio) {
-    r->heap[i] = r->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  r->heap[i] = e;
-}
-
-/* The calls' threshold: the k-th smallest priority once the reservoir is
-** full, or the cap if lower (UINT64_MAX: neither). */
-static uint64_t res_threshold(const spyH_res *r, uint32_t k) {
-  uint64_t t = r->n == k ? r->heap[0].prio : UINT64_MAX;
-  return r->cap && r->cap < t ? r->cap : t;
+/* The calls' threshold: the k-th smallest priority at the last selection,
+** or the cap if lower (UINT64_MAX: neither). */
+static uint64_t res_threshold(const spyH_res *r) {
+  return r->cap && r->cap < r->kth ? r->cap : r->kth;
 }
 
 int spyH_res_offer(spyH_res *r, uint32_t k, const spyH_obs_rec *o,
                    uint64_t *publish) {
+  uint32_t room = SPYH_RES_ROOM(k);
   if (!r->obs) {
-    r->obs = calloc(k, sizeof *r->obs);
-    r->heap = calloc(k, sizeof *r->heap);
-    if (!r->obs || !r->heap) {
+    r->obs = calloc(room, sizeof *r->obs);
+    r->e = calloc(room, sizeof *r->e);
+    if (!r->obs || !r->e) {
       spyH_res_free(r);
       return SPY_ENOMEM;
     }
+    for (uint32_t i = 0; i < room; i++) r->e[i].slot = i;
+    r->n = 0;
+    r->kth = UINT64_MAX;
   }
   r->offered++;
   if (o->cap != UINT64_MAX && (!r->cap || o->cap < r->cap)) r->cap = o->cap;
-  *publish = res_threshold(r, k);
+  *publish = res_threshold(r);
   if (o->prio >= *publish) return 0; /* sent under an older threshold */
-  spyH_res_entry e = {o->prio, r->n};
-  if (r->n == k) e.slot = r->heap[0].slot; /* full: replace the largest */
-  spy_obs *ob = &r->obs[e.slot];
+  spyH_res_entry *e = &r->e[r->n++];
+  e->prio = o->prio;
+  spy_obs *ob = &r->obs[e->slot];
   memcpy(ob->size, o->size, sizeof ob->size);
   ob->ns = o->ticks;
   ob->gc = o->gc;
-  if (r->n == k) {
-    res_down(r, 0, e);
-  } else {
-    r->n++;
-    res_up(r, r->n - 1, e);
+  if (r->n == room) { /* keep the k smallest; their slots stay in [0, k) */
+    select_nth(r->e, room, k - 1);
+    r->kth = r->e[k - 1].prio;
+    r->n = k;
+    *publish = res_threshold(r);
   }
-  *publish = res_threshold(r, k);
   return 0;
 }
 
-uint32_t spyH_res_kept(const spyH_res *r, uint32_t k, spy_obs *out) {
-  if (!r->n) return 0;
-  uint64_t t = res_threshold(r, k);
-  uint32_t m = 0;
-  for (uint32_t j = 0; j < r->n; j++) {
-    if (r->heap[j].prio >= t && t != r->heap[0].prio) continue;
-    out[m] = r->obs[r->heap[j].slot];
-    out[m++].ns = spyH_ticks_to_ns(r->obs[r->heap[j].slot].ns);
+int spyH_res_kept(const spyH_res *r, uint32_t k, spy_obs *out, uint32_t *n) {
+  *n = 0;
+  const spyH_res_entry *e = r->e;
+  spyH_res_entry *s = NULL;
+  uint32_t held = r->n;
+  if (held > k) { /* the k smallest, selected in a copy */
+    if (!(s = malloc(held * sizeof *s))) return SPY_ENOMEM;
+    memcpy(s, e, held * sizeof *s);
+    select_nth(s, held, k - 1);
+    e = s;
+    held = k;
   }
-  return m;
+  uint64_t lim = r->cap ? r->cap : UINT64_MAX;
+  uint32_t m = 0;
+  for (uint32_t j = 0; j < held; j++) {
+    if (e[j].prio >= lim) continue;
+    out[m] = r->obs[e[j].slot];
+    out[m++].ns = spyH_ticks_to_ns(r->obs[e[j].slot].ns);
+  }
+  free(s);
+  *n = m;
+  return 0;
 }
 
 void spyH_res_free(spyH_res *r) {
   free(r->obs);
-  free(r->heap);
+  free(r->e);
   r->obs = NULL;
-  r->heap = NULL;
+  r->e = NULL;
 }

@@ -56,9 +56,11 @@
 
 #define SPYH_OBS_COST_NS 250 /* timing one call: the begin's and end's slow
                                 paths and the record ~100 ns, the sampler's
-                                offer ~130 ns (perf of examples/largeint.st;
-                                ~280 ns all told by an A/B in-process,
-                                reservoir 0 against 4096, 11-25) */
+                                offer ~130 ns until 11-25 (~280 ns all told
+                                by an A/B in-process, reservoir 0 against
+                                4096), ~50 ns since the reservoir's buffer
+                                (perf of examples/largeint.st): the
+                                budget's share an upper bound */
 #define SPYH_OBS_CAP_N 64    /* timed calls per update of the cap */
 
 /* ---- the interpreter thread's half ------------------------------------ */
@@ -87,21 +89,30 @@ SPY_INTERNAL void spyH_obs_offer(spy_vm *v, int32_t prim, uint64_t prio,
 
 /* ---- the sampler's half ------------------------------------------------ */
 
-/* One primitive's reservoir. The observations stay where they were stored
-** (obs[slot]); heap[] is a max-heap of (priority, slot) pairs, so the root
-** names the one to replace and a sift moves 16-byte pairs, not
-** observations. */
+/* One primitive's reservoir: a buffer of SPYH_RES_ROOM(k) observations
+** and, beside it, their (priority, slot) pairs. A record under the
+** threshold is appended; when the buffer is full, a selection keeps the k
+** smallest priorities (the pairs move, the observations stay where they
+** were stored) and the threshold falls to the k-th. Each record costs an
+** append, and the selection a few steps a record: the max-heap this
+** replaced (11-25) sifted every record through the reservoir's lines, ~12
+** cache misses (~130 ns a record, perf of examples/largeint.st). The
+** threshold falls only at a selection, so a few more records are sent
+** than under a heap's: the final sample is the same. */
+#define SPYH_RES_ROOM(k) ((k) + ((k) / 2 > 0 ? (k) / 2 : 1))
 typedef struct spyH_res_entry {
   uint64_t prio;
   uint32_t slot;
 } spyH_res_entry;
 
 typedef struct spyH_res {
-  spy_obs *obs; /* [k]; ns holds ticks until built */
-  spyH_res_entry *heap;
+  spy_obs *obs;        /* [room]; ns holds ticks until built */
+  spyH_res_entry *e;   /* [room]: [0, n) held; past n, the free slots */
   uint32_t n;
-  uint64_t offered; /* records received */
-  uint64_t cap;     /* the lowest budget cap sent (0: none yet) */
+  uint64_t kth;        /* the k-th smallest priority at the last selection
+                          (UINT64_MAX: none yet) */
+  uint64_t offered;    /* records received */
+  uint64_t cap;        /* the lowest budget cap sent (0: none yet) */
 } spyH_res;
 
 /* Take one OBS record into r (k = spy_options.reservoir, at least 1):
@@ -110,10 +121,11 @@ typedef struct spyH_res {
 SPY_INTERNAL int spyH_res_offer(spyH_res *r, uint32_t k,
                                 const spyH_obs_rec *o, uint64_t *publish);
 
-/* The observations kept: those under the final threshold, into out (room
-** for r->n), their times in nanoseconds; returns how many. */
-SPY_INTERNAL uint32_t spyH_res_kept(const spyH_res *r, uint32_t k,
-                                    spy_obs *out);
+/* The observations kept: the k smallest priorities received, those under
+** the lowest cap, into out (room for r->n), their times in nanoseconds;
+** *n how many. SPY_ENOMEM if the selection's scratch could not be made. */
+SPY_INTERNAL int spyH_res_kept(const spyH_res *r, uint32_t k, spy_obs *out,
+                               uint32_t *n);
 
 SPY_INTERNAL void spyH_res_free(spyH_res *r);
 
