@@ -97,8 +97,15 @@ void st_prof_init(struct VM *vm);
 ** spanned (bench/cost.sh: collections.st, its 5-7 ms collections and 2
 ** M-slot arrays, reached 80 % of the asked rate). Only where the frame
 ** state is saved (the collector's and primitives' safe points); not in
-** timer mode, whose samples come at interrupt checks only. */
-#define ST_PROF_WORK 4096
+** timer mode, whose samples come at interrupt checks only. 1024 units:
+** a piece of a new object's fill is 8 KB, two pages, and the kernel
+** faults each page in on its first touch (1-2 us each on this project's
+** virtual machines): with 4096-unit pieces a fill took 10-20 us between
+** its points, more than a 100 kHz interval, and collections.st reached
+** 88-92 % of that rate (basicNew:'s samples weighed 1.4-2.1 intervals
+** each; 93-95 % and 1.0-1.1 now; the collector's 1.5 -> 1.2). The points
+** cost nothing measurable (bench/st/ab.sh, 11-25). */
+#define ST_PROF_WORK 1024
 void st_prof_work(struct VM *vm);
 /* After work that may have taken a while outside any check, where the
 ** frame state may not be saved (a new heap page faulted in): spy_tick
