@@ -24,7 +24,9 @@
 #
 # Environment: COST_PROGS (default "fib sends loops collections largeint"),
 # COST_KHZ (default "1 10 100"), COST_MARKERS (default "default": the CLI's
-# own; e.g. "thread signal tick" to compare the markers), COST_SKIP
+# own; e.g. "thread signal tick" to compare the markers; "exact" is the
+# CLI's own marker with --exact-prims, every primitive call timed, beside
+# "default", the cheap accounting), COST_SKIP
 # (configurations left out, default "signal@100": on a KVM guest each timer
 # signal costs 10-20 us, more than the 10 us interval, and the interpreter
 # thread livelocks in signal delivery).
@@ -76,7 +78,8 @@ run1() { # prog config
   else
     m=${c%@*}; k=${c#*@}
     iv=$(awk -v k="$k" 'BEGIN { printf "%g", 1000 / k }')
-    mopt=""; [ "$m" = default ] || mopt="--marker $m"
+    case $m in default) mopt="";; exact) mopt="--exact-prims";;
+      *) mopt="--marker $m";; esac
     "$cpurun" "$tmp/st" "$spyon" --json -i "$iv" $mopt "$s" $a \
       > "$tmp/out.json" 2>/dev/null ||
       { echo "cost.sh: failed: spyon -i $iv $mopt $s $a" >&2; exit 1; }
