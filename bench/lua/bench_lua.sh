@@ -6,7 +6,11 @@
 # (SPYON_LUA_TIMES), which leaves out the sampler thread; the Lua thread's
 # CPU at one sample a second ("brackets": -i 1000000, what the bracketed C
 # functions cost with hardly a signal), which separates the brackets' cost
-# from the signals'; what a
+# from the signals', over the Lua thread's CPU under `spyon --no-profile`
+# ("stopped", itself over lua5.4: the same binary with the hooks compiled
+# in and the profiler stopped; spyon links liblua5.4's archive and loads
+# more libraries than lua5.4), so that "brackets x" is what bracketing
+# alone costs the interpreter thread; what a
 # bare timer signal costs this machine (sigfloor.c, the floor under any
 # sampler that interrupts the thread); and the alternatives to the
 # signal-armed hook (SPYON_LUA_HOOK=count:N: a permanent count hook every
@@ -48,8 +52,8 @@ xs=""
 for _ in $(seq "$reps"); do xs="$xs $("$tmp/sigfloor" 100 | cut -d' ' -f1)"; done
 printf "a bare timer signal every 100 us costs %s us of CPU (median)\n" \
   "$(echo "$xs" | median)"
-printf "%-22s %8s %8s %6s %8s %6s %8s %6s %8s %6s\n" workload "lua5.4" \
-  "1 kHz" x "10 kHz" x "thread" x brackets x
+printf "%-22s %8s %8s %6s %8s %6s %8s %6s %8s %6s %8s %6s\n" workload \
+  "lua5.4" "1 kHz" x "10 kHz" x "thread" x stopped x brackets x
 for w in "examples/fib.lua 34" "examples/strings.lua 40" \
          "examples/sorting.lua" "bench/lua/deep.lua 100000" \
          "bench/lua/calls.lua 5000000"; do
@@ -57,21 +61,23 @@ for w in "examples/fib.lua 34" "examples/strings.lua 40" \
   script=$top/$1; shift
   # Interleaved: one run of each configuration per round, so that the
   # machine's drift hits all alike.
-  base="" k1="" k10="" th="" br=""
+  base="" k1="" k10="" th="" st="" br=""
   for _ in $(seq "$reps"); do
     base="$base $(cpu lua5.4 "$script" "$@")"
     k1="$k1 $(cpu "$spyon" -i 1000 -o "$tmp/p.spy" "$script" "$@")"
     k10="$k10 $(cpu "$spyon" -i 100 -o "$tmp/p.spy" "$script" "$@")"
     th="$th $(lcpu "$spyon" -i 100 -o "$tmp/p.spy" "$script" "$@")"
+    st="$st $(lcpu "$spyon" --no-profile "$script" "$@")"
     br="$br $(lcpu "$spyon" -i 1000000 -o "$tmp/p.spy" "$script" "$@")"
   done
   base=$(echo "$base" | median) k1=$(echo "$k1" | median)
   k10=$(echo "$k10" | median) th=$(echo "$th" | median)
-  br=$(echo "$br" | median)
-  printf "%-22s %8s %8s %6.3f %8s %6.3f %8s %6.3f %8s %6.3f\n" \
+  st=$(echo "$st" | median) br=$(echo "$br" | median)
+  printf "%-22s %8s %8s %6.3f %8s %6.3f %8s %6.3f %8s %6.3f %8s %6.3f\n" \
     "$(basename "$script") $*" "$base" "$k1" "$(echo "$k1 / $base" | bc -l)" \
     "$k10" "$(echo "$k10 / $base" | bc -l)" "$th" \
-    "$(echo "$th / $base" | bc -l)" "$br" "$(echo "$br / $base" | bc -l)"
+    "$(echo "$th / $base" | bc -l)" "$st" "$(echo "$st / $base" | bc -l)" \
+    "$br" "$(echo "$br / $st" | bc -l)"
 done
 
 echo
