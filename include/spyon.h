@@ -129,7 +129,9 @@ typedef struct spy_options {
                               16 * max_depth bytes); default 4 MiB */
   size_t obs_ring_bytes;   /* per-thread cost-observation ring; default 1 MiB */
   unsigned reservoir;      /* cost observations kept per primitive; default
-                              4096 */
+                              4096, at most 2^24 (the sampler holds up to
+                              1.5 times as many, 64 bytes each, while it
+                              selects them) */
   unsigned longest;        /* longest single steps kept; default 20 */
   unsigned max_prims;      /* primitive ids available; default 1024 */
   unsigned max_regions;    /* region ids available; default 256 */
