@@ -216,12 +216,21 @@ RETRYING(unwind_kinds) {
   rig_new(&r, NULL);
   spy_profile *pr = rig_run(&r, body_unwind, 800 * MS);
   gt_host *h = r.h;
+  /* Under TSan the primitive reads above its truth of 22 %: +0.0 to +5.5
+  ** pp in 6 runs of this session's code, +0.4 to +9.8 in 6 of the code
+  ** before it (11-25, AMD guest; a clean-clone CI run failed it at
+  ** +10.6, then its total at 51 ms over for a tolerance of 49): the
+  ** sampler thread's marks come late under TSan, and a late one lands
+  ** in the primitive's 20 us without a poll. The normal and ASan builds
+  ** hold the suite's tolerance; TSan gets 6 pp more, on its totals too. */
+  share_extra_pp = T_TSAN ? 6.0 : 0;
   method_near("work after the error", pr, h, K_AFTER);
   prim_near("primitive", pr, h, r.prim[0]);
   method_near("callback", pr, h, K_CMP);
   T_ASSERT(h->prims[r.prim[0]].calls > 30);
   prim_exact(pr, h, r.prim[0]);
   prim_exact(pr, h, r.prim[1]);
+  share_extra_pp = 0;
   /* The region was closed by every unwind through it. */
   T_ASSERT(pr->nregions >= 1);
   T_EQ_INT(pr->regions[0].calls, h->prims[r.prim[1]].calls);

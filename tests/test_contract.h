@@ -82,7 +82,8 @@ static inline int again(const gt_host *h, int attempt) {
 ** (widened for the clocks); an estimated one (cheap accounting, from the
 ** samples that fell inside) within its sampling interval: 4 sigmas of n
 ** samples of one interval each (n = truth / interval), plus the suite's
-** systematic and stall terms on the wall time. */
+** systematic and stall terms (and the test's own, share_extra_pp) on the
+** wall time. */
 static inline void prim_exact(const spy_profile *pr, const gt_host *h, int id) {
   const spy_profile_prim *pp = &pr->prims[id];
   const gt_prim_truth *t = &h->prims[id];
@@ -90,7 +91,8 @@ static inline void prim_exact(const spy_profile *pr, const gt_host *h, int id) {
   if (pp->flags & SPY_PRIM_ESTIMATED) {
     double iv = (double)pr->interval_ns, tr = (double)t->inner_ns;
     double tol = SIGMAS * iv * sqrt(tr / iv + 1) +
-                 (SYS_PP + STALL_PP * gt_stall(h)) / 100 * (double)pr->wall_ns;
+                 (SYS_PP + share_extra_pp + STALL_PP * gt_stall(h)) / 100 *
+                     (double)pr->wall_ns;
     if (fabs((double)pp->total_ns - tr) > tol) {
       fprintf(stderr, "%s: estimated total %" PRIu64 " ns vs truth %.0f "
               "(interval %.0f)\n", pp->name, pp->total_ns, tr, tol);
