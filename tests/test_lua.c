@@ -342,9 +342,13 @@ static void t_helper_between_calls(void) {
           want, loop, leaf_share(p, "string.byte"));
   if (!T_TSAN) {
     /* ASan slows our brackets, not the uninstrumented liblua: their cost,
-    ** charged to string.byte and the loop, weighs more. */
+    ** charged to string.byte and the loop, weighs more: on the AMD guest
+    ** of 11-25 the function read 1.59-2.27 times the loop under ASan (15
+    ** runs of this code and of the code before, 0.53-0.60 against
+    ** 0.26-0.33; a clean-clone CI run failed the 2 times here), where
+    ** samples taken at the brackets leave it less than the loop. */
     T_NEAR(h, want, T_ASAN ? 0.35 : 0.25);
-    T_ASSERT(h > 2 * loop);
+    T_ASSERT(h > (T_ASAN ? 1.3 : 2) * loop);
   }
   T_EQ_INT(prim(p, "string.byte")->calls, 2000000);
   spy_profile_free(p);
