@@ -14,8 +14,8 @@
 ** priority (spyH_obs_draw), and the reservoir keeps the k
 ** (spy_options.reservoir) calls with the smallest priorities. The sampler
 ** publishes a threshold per primitive (cfg->obs_tau): the k-th smallest
-** priority kept once the reservoir is full, or the timing budget's cap if
-** lower. It only falls, so a call whose priority is above it could never
+** priority kept at the reservoir's last selection (below), or the timing
+** budget's cap if lower. It only falls, so a call whose priority is above it could never
 ** be kept: the thread times only calls under it (spyH_obs_tau, which the
 ** inline begin's copy, hot.tau_, follows) and sends only those. The
 ** sampler keeps what arrives under its threshold, and the build keeps the
