@@ -21,6 +21,14 @@ bench_bench_accuracy_LDADD = tests/gt/libgthost.la libspyon_tools_core.la libspy
 bench_bench_deep_SOURCES = bench/bench_deep.c bench/bench.h
 bench_bench_deep_LDADD = tests/gt/libgthost.la libspyon_tools_core.la libspyon_core.la -lm
 
+# The Lua host's brackets, profiled and stopped runs in one process
+# (bench/lua/bench_lua.sh runs it); liblua linked as spyon links it.
+noinst_PROGRAMS += bench/lua/lua_inproc
+bench_lua_lua_inproc_SOURCES = bench/lua/inproc.c
+bench_lua_lua_inproc_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
+bench_lua_lua_inproc_LDADD = hosts/lua/libluahost.la libspyon_tools_core.la \
+	libspyon_core.la $(LUA_STATIC_LIBS)
+
 bench_bench_ingest_SOURCES = bench/bench_ingest.c
 bench_bench_ingest_LDADD = libspyon_core.la
 
