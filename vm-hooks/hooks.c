@@ -373,6 +373,7 @@ static void take_due(spy_vm *v, uint64_t now, int is_poll) {
     if (b->kind == SPYH_B_PRIM && !b->timed) {
       b->timed = 1;
       b->t0 = late;
+      b->excl = 0; /* the inline begin leaves it */
     }
   }
   spyH_emit_sample(v, w);

@@ -160,7 +160,11 @@ enum { SPYH_B_PRIM = 1, SPYH_B_CALLBACK, SPYH_B_GC, SPYH_B_REGION };
 **   t0       when it began (ticks; see timed)
 **   prio     PRIM, timed: its cost-observation priority
 **   excl     PRIM, GC: ticks not its own (callbacks, switched out)
-**   size     PRIM */
+**   size     PRIM: [0, nsizes)
+** The inline begin of an untimed primitive writes kind, nsizes, timed, id,
+** depth and its sizes only; gc0, t0, prio and excl are set when the
+** bracket is timed (its slow begin, or the first sample inside: take_due
+** zeroes excl then). */
 typedef spy_bracket_ spyH_bracket;
 _Static_assert(SPYH_B_PRIM == SPY_B_PRIM_ && SPYH_B_CALLBACK == SPY_B_CALLBACK_,
                "the inline hooks' bracket kinds");

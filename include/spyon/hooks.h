@@ -68,9 +68,10 @@ extern "C" {
 typedef struct spy_bracket_ {
   uint8_t kind, nsizes, timed, pad_;
   int32_t id;
+  uint64_t depth;
+  uint64_t size[4]; /* the inline begin's stores: its first 16 + 8n bytes */
+  uint64_t t0, prio, excl;
   uint32_t gc0, pad2_;
-  uint64_t depth, t0, prio, excl;
-  uint64_t size[4];
 } spy_bracket_;
 #define SPY_B_PRIM_ 1                 /* bracket kind: a primitive */
 #define SPY_B_CALLBACK_ 2             /* ... a callback */
@@ -362,14 +363,18 @@ static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
     spy_prim_begin_drawn_(v, prim, n, a, b, c, d, x);
     return;
   }
+  /* Only what an untimed bracket is read for: sizes past n are not read,
+  ** t0, prio, excl and gc0 are set when a sample times it. */
   spy_bracket_ *k = &h->b_[i];
   k->kind = SPY_B_PRIM_;
   k->nsizes = (uint8_t)n;
   k->timed = 0;
   k->id = prim;
   k->depth = SPY_DEPTH_UNKNOWN_;
-  k->excl = 0;
-  k->size[0] = a, k->size[1] = b, k->size[2] = c, k->size[3] = d;
+  if (n > 0) k->size[0] = a;
+  if (n > 1) k->size[1] = b;
+  if (n > 2) k->size[2] = c;
+  if (n > 3) k->size[3] = d;
   SPY_STORE_RELAXED_(&h->nest_, i + 1);
 }
 static inline void spy_prim_end_(spy_vm *v) {
