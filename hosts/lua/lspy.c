@@ -254,7 +254,7 @@ static void *alloc(void *ud, void *p, size_t osize, size_t nsize) {
 static void *called_back_by(lspy *s, lua_State *L) {
   if (!s->lazy_cb || !spy_prim_open(s->v)) return NULL;
   unsigned n = spy_nest_save(s->v) - 1;
-  return s->pci_L[n] == L ? s->pci[n] : NULL;
+  return s->pci[n].L == L ? s->pci[n].ci : NULL;
 }
 
 /* Before something the code called back does that opens a bracket or

@@ -48,11 +48,28 @@ typedef struct lspy_fn {
   char name[48];          /* first name seen, or "" */
 } lspy_fn;
 
+/* A bracketed call's frame, noted at its nesting depth (callbacks found
+** late, below): the CallInfo and the state it runs in. */
+typedef struct lspy_note {
+  void *ci;
+  lua_State *L;
+} lspy_note;
+
 struct lspy {
+  /* What every bracketed call reads and writes (lspylib.c, call_wrapped),
+  ** together at the front: two cache lines, not six (each field is
+  ** described where it would otherwise stand, below). */
+  spy_vm *v;             /* attached vm, or the stopped stand-in */
+  int lazy_cb;
+  volatile sig_atomic_t stuck;
+  long ci_off;
+  long top_off;
+  int map_full;
+  lspy_note pci[SPY_NEST_MAX];
+
   lua_State *L;          /* the main state */
   lspy_options o;
   spy_profiler *P;
-  spy_vm *v;             /* attached vm, or the stopped stand-in */
   int attached, running;
   char err[256];
   lspy_wrap *wraps;
@@ -68,15 +85,11 @@ struct lspy {
   ** lua_State: found by lspyC_check_ci) by nesting depth; the signal that
   ** marks a sample notes the frame it interrupted; the walker starts at
   ** walk_from when set. lazy_cb 0: every callback is wrapped (exact
-  ** accounting, or the layout unknown). */
-  int lazy_cb;
-  long ci_off;
-  long top_off;          /* lua_State.top, when string lengths are read
-                            from the stack (lspylib.c: str_len), or -1 */
+  ** accounting, or the layout unknown). At the front: lazy_cb, ci_off,
+  ** top_off (lua_State.top, when string lengths are read from the stack,
+  ** lspylib.c: str_len; or -1) and the notes (pci). */
   void *volatile sig_ci;
   void *walk_from;
-  lua_State *pci_L[SPY_NEST_MAX];
-  void *pci[SPY_NEST_MAX];
   volatile sig_atomic_t interrupted; /* lspy_interrupt was called */
   uint64_t pid;          /* the running process */
   uint64_t next_co;      /* per-coroutine process numbers */
@@ -88,7 +101,7 @@ struct lspy {
   uint64_t arm_budget_ns;
   uint64_t iv_ns;        /* the sampling interval */
   int adaptive;          /* the timer may slow down (see on_tick) */
-  volatile sig_atomic_t stuck; /* slowed: a mark waits to be taken */
+  /* stuck (at the front): slowed, a mark waits to be taken */
 
   /* Interned functions: keys are index + 1. Fixed arrays: the walker
   ** runs inside a hook and must not allocate. */
@@ -107,7 +120,7 @@ struct lspy {
   uint32_t *map_val;
   uint32_t *map_used;    /* slots in use, for clearing */
   uint32_t map_mask, map_n;
-  int map_full;          /* a quarter full: grow at the next safe point */
+  /* map_full (at the front): a quarter full, grow at the next safe point */
   void **path;           /* node by depth (1-based), valid up to path_n */
   uint32_t path_cap, path_n;
 
