@@ -561,8 +561,11 @@ void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
   prim_begin(v, prim, n, s0, s1, s2, s3, 0, 0);
 }
 
-/* From the inline fast path, which drew the call's priority already (a
-** second draw would time it with the square of the reservoir's rate). */
+/* The inline begin of hosts built against <spyon/hooks.h> before 12-07,
+** which drew the call's priority itself and passed it on (a second draw
+** would time it with the square of the reservoir's rate). Today's inline
+** begin leaves the draw to the slow path when it does not push the
+** bracket (spy_prim_try_begin_): the same priority, drawn once. */
 void spy_prim_begin_drawn_(spy_vm *v, int prim, unsigned n, uint64_t s0,
                            uint64_t s1, uint64_t s2, uint64_t s3,
                            uint64_t prio) {

@@ -624,6 +624,7 @@ int lspy_start(lspy *s, const spy_options *so) {
   ** excludes them (SPYON_LUA_WRAP=1 too, for bench/lua's comparison). */
   s->lazy_cb = s->o.hook_mode != 1 && s->ci_ok && s->ci_off >= 0 &&
                !opt.exact_prims && !getenv("SPYON_LUA_WRAP");
+  lspyL_set_lean(s);
   uint64_t iv = opt.interval_ns;
   if (s->o.hook_mode == 1) {
     lua_sethook(s->L, hook, LUA_MASKCOUNT, s->o.hook_count);

@@ -22,8 +22,13 @@
 ** wrapper closure, so it never moves: wrappers are allocated one by one. */
 typedef struct lspy_wrap {
   lspy *s;
+  /* Its wrapper's call: the fast path for its kind of sizes (lspylib.c,
+  ** call_fast). */
+  int (*call)(lua_State *L, struct lspy_wrap *w);
   lua_CFunction orig;
   int prim;            /* spyon primitive id, or -1 before registration */
+  int lean;            /* the fast path may be taken (lspylib.c, set_prim:
+                          registered, s->lazy_cb, not LSPY_W_ITER) */
   lspy_sizes sizes;
   int special;         /* LSPY_W_*: extra behaviour of this wrapper */
   int slot;            /* its wrapper's slot (lspylib.c), or -1 */
@@ -133,6 +138,8 @@ void lspyL_wrap_stdlib(lspy *s, lua_State *L);
 int lspyL_wrap_at(lspy *s, lua_State *L, int idx, const char *name,
                   const char *label, lspy_sizes sizes, int special);
 void lspyL_register_prims(lspy *s);
+/* Which wraps may take the fast path: after s->lazy_cb is set. */
+void lspyL_set_lean(lspy *s);
 /* Give w's wrapper slot back (its state closed). */
 void lspyL_release(lspy_wrap *w);
 /* Where lua_State holds its stack top, if the stack and string layout

@@ -188,52 +188,48 @@ static inline size_t str_lens(const lspy *s, lua_State *L) {
   return a;
 }
 
-/* A bracketed call's begin, its sizes read from the arguments now on the
+/* A bracketed call's operand sizes, read from the arguments now on the
 ** stack: a string's length (str_len; 0 for anything else), a table's
-** border (lua_rawlen, raw), a count. */
+** border (lua_rawlen, raw), a count. Returns how many (0..2), in *a, *b. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
-static inline void prim_begin(lspy *s, int prim, lspy_sizes sz,
-                              lua_State *L) {
-  spy_vm *v = s->v;
-  size_t a = 0, b = 0;
+static inline unsigned call_sizes(const lspy *s, lspy_sizes sz, lua_State *L,
+                                  uint64_t *a, uint64_t *b) {
   switch (sz) {
-  case LSPY_SZ_NONE:
-    spy_prim_begin(v, prim);
-    return;
-  case LSPY_SZ_S1:
-    a = str_len(s, L, 1);
-    spy_prim_begin1(v, prim, a);
-    return;
+  case LSPY_SZ_NONE: return 0;
+  case LSPY_SZ_S1: *a = str_len(s, L, 1); return 1;
   case LSPY_SZ_S1S2:
-    a = str_len(s, L, 1);
-    b = str_len(s, L, 2);
-    spy_prim_begin2(v, prim, a, b);
-    return;
+    *a = str_len(s, L, 1);
+    *b = str_len(s, L, 2);
+    return 2;
   case LSPY_SZ_S1N2: {
-    a = str_len(s, L, 1);
+    *a = str_len(s, L, 1);
     lua_Integer n = lua_tointeger(L, 2);
-    spy_prim_begin2(v, prim, a, n > 0 ? (uint64_t)n : 0);
-    return;
+    *b = n > 0 ? (uint64_t)n : 0;
+    return 2;
   }
-  case LSPY_SZ_T1:
-    a = lua_rawlen(L, 1);
-    spy_prim_begin1(v, prim, a);
-    return;
-  case LSPY_SZ_NARGS:
-    spy_prim_begin1(v, prim, (uint64_t)lua_gettop(L));
-    return;
-  case LSPY_SZ_SARGS:
-    spy_prim_begin1(v, prim, str_lens(s, L));
-    return;
+  case LSPY_SZ_T1: *a = lua_rawlen(L, 1); return 1;
+  case LSPY_SZ_NARGS: *a = (uint64_t)lua_gettop(L); return 1;
+  case LSPY_SZ_SARGS: *a = str_lens(s, L); return 1;
   case LSPY_SZ_N1: {
     lua_Integer n = lua_tointeger(L, 1);
-    spy_prim_begin1(v, prim, n > 0 ? (uint64_t)n : 0);
-    return;
+    *a = n > 0 ? (uint64_t)n : 0;
+    return 1;
   }
   }
-  spy_prim_begin(v, prim);
+  return 0;
+}
+
+/* A bracketed call's begin, every case. */
+static void prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L) {
+  spy_vm *v = s->v;
+  uint64_t a = 0, b = 0;
+  switch (call_sizes(s, sz, L, &a, &b)) {
+  case 0: spy_prim_begin(v, prim); break;
+  case 1: spy_prim_begin1(v, prim, a); break;
+  default: spy_prim_begin2(v, prim, a, b); break;
+  }
 }
 
 /* A bracketed call, every case. With callbacks found late (lspy.c,
@@ -246,6 +242,7 @@ __attribute__((noinline))
 #endif
 static int call_wrapped_full(lua_State *L, lspy_wrap *w) {
   lspy *s = w->s;
+  if (w->prim < 0) return w->orig(L); /* not registered yet */
   int in_cb = 0;
   if (!s->lazy_cb) {
     switch (w->special) {
@@ -275,28 +272,79 @@ static int call_wrapped_full(lua_State *L, lspy_wrap *w) {
   return n;
 }
 
-/* A bracketed call. Most are made with callbacks found late, no
-** primitive open (not from code called back), no sample due and nothing
-** to do after: those note the frame, read the sizes and run the library's
-** inline begin and end here, straight through, with one test for all the
-** rest, which call_wrapped_full does (bench/lua/lua_inproc, strings.lua:
-** bracketing cost 4.9 % of the Lua thread before 11-25, 3.7 % with this
-** and the notes and fields it uses in two cache lines, lspy_int.h). */
-static int call_wrapped(lua_State *L, lspy_wrap *w) {
+/* A bracketed call's end when the library's inline end could not do it
+** (a sample due, the call timed, a mark stuck): out of line, so that the
+** fast path below keeps few registers. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static void prim_end_slow(lspy *s) {
+  lspyC_prim_end(s);
+}
+
+/* A bracketed call, its fast path: one copy per kind of operand sizes
+** (sz a constant; the wrap's `call`, set from call_fast_fns), so that the
+** sizes are read without a switch. Most calls are made with callbacks
+** found late, no primitive open (not from code called back), no sample
+** due, the call not drawn to be timed, and nothing to do after: those
+** read the sizes, enter the primitive with the library's inline try
+** (spy_prim_try_begin*), note the frame, and leave with spy_prim_try_end,
+** straight through. Anything else goes to call_wrapped_full before
+** anything has changed, or to prim_end_slow after the call.
+** (bench/lua/lua_inproc, strings.lua: bracketing cost 4.9 % of the Lua
+** thread before 11-25, 3.7 % with a straight path and the notes and
+** fields it uses in two cache lines, lspy_int.h. Since 12-07 the tries,
+** one copy per kind and two registers saved, not six: the wrapper's own
+** instructions a call 162 -> 121 on strings.lua, callgrind.) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline int call_fast(lua_State *L, lspy_wrap *w, lspy_sizes sz) {
   lspy *s = w->s;
   spy_vm *v = s->v;
-  if (w->prim < 0 || !spy_profiling(v)) return w->orig(L);
+  if (!spy_profiling(v)) return w->orig(L);
   unsigned d = spy_nest_save(v);
-  if (SPY_UNLIKELY(((s->lazy_cb == 0) | s->stuck | spy_poll_due(v) |
-                    (w->special == LSPY_W_ITER) | (d >= SPY_NEST_MAX)) ||
-                   spy_prim_open(v)))
+  if (SPY_UNLIKELY(!w->lean || s->stuck || d >= SPY_NEST_MAX ||
+                   (d > 0 && spy_prim_open(v))))
+    return call_wrapped_full(L, w);
+  uint64_t a = 0, b = 0;
+  unsigned n = call_sizes(s, sz, L, &a, &b);
+  if (!(n == 0   ? spy_prim_try_begin(v, w->prim)
+        : n == 1 ? spy_prim_try_begin1(v, w->prim, a)
+                 : spy_prim_try_begin2(v, w->prim, a, b)))
     return call_wrapped_full(L, w);
   s->pci[d] = (lspy_note){lspyC_ci(s, L), L};
-  prim_begin(s, w->prim, w->sizes, L);
-  int n = w->orig(L);
-  lspyC_prim_end(s);
+  int r = w->orig(L);
+  if (SPY_UNLIKELY(s->stuck) || !spy_prim_try_end(s->v)) prim_end_slow(s);
   if (SPY_UNLIKELY(s->map_full)) lspyC_map_grow(s);
-  return n;
+  return r;
+}
+
+#define CALL_FAST(name, sz)                                                 \
+  static int name(lua_State *L, lspy_wrap *w) { return call_fast(L, w, sz); }
+CALL_FAST(call_none, LSPY_SZ_NONE)
+CALL_FAST(call_s1, LSPY_SZ_S1)
+CALL_FAST(call_s1s2, LSPY_SZ_S1S2)
+CALL_FAST(call_s1n2, LSPY_SZ_S1N2)
+CALL_FAST(call_t1, LSPY_SZ_T1)
+CALL_FAST(call_nargs, LSPY_SZ_NARGS)
+CALL_FAST(call_sargs, LSPY_SZ_SARGS)
+CALL_FAST(call_n1, LSPY_SZ_N1)
+/* By lspy_sizes. */
+static int (*const call_fast_fns[])(lua_State *, lspy_wrap *) = {
+    call_none, call_s1, call_s1s2, call_s1n2,
+    call_t1,   call_nargs, call_sargs, call_n1};
+
+/* A wrap's fast path may be taken once its primitive is registered, with
+** callbacks found late (else they are wrapped), unless it returns an
+** iterator to wrap: call_wrapped_full does those. */
+static void set_prim(lspy_wrap *w, int prim) {
+  w->prim = prim;
+  w->lean = prim >= 0 && w->s->lazy_cb && w->special != LSPY_W_ITER;
+}
+
+void lspyL_set_lean(lspy *s) {
+  for (lspy_wrap *w = s->wraps; w; w = w->next) set_prim(w, w->prim);
 }
 
 /* Wrappers of the first kind: one C function per slot of a table of
@@ -311,7 +359,8 @@ static lspy_wrap *slot_wrap[SLOTS];
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 #define SLOT_WRAPPER(k)                                                     \
   static int slot_wrapper_##k(lua_State *L) {                               \
-    return call_wrapped(L, slot_wrap[0x##k]);                               \
+    lspy_wrap *w = slot_wrap[0x##k];                                        \
+    return w->call(L, w);                                                   \
   }
 #define SLOT_WRAPPERS16(h)                                                  \
   SLOT_WRAPPER(h##0) SLOT_WRAPPER(h##1) SLOT_WRAPPER(h##2)                  \
@@ -357,7 +406,8 @@ void lspyL_release(lspy_wrap *w) {
 ** userdata) in the upvalue after them. */
 #define WRAPPER(k)                                                          \
   static int wrapper##k(lua_State *L) {                                     \
-    return call_wrapped(L, lua_touserdata(L, lua_upvalueindex(k + 1)));     \
+    lspy_wrap *w = lua_touserdata(L, lua_upvalueindex(k + 1));              \
+    return w->call(L, w);                                                   \
   }
 WRAPPER(0) WRAPPER(1) WRAPPER(2) WRAPPER(3) WRAPPER(4) WRAPPER(5)
 WRAPPER(6) WRAPPER(7)
@@ -377,9 +427,10 @@ static lspy_wrap *find_wrap(lspy *s, lua_CFunction f, const char *label,
   }
   w->s = s;
   w->orig = f;
-  w->prim = -1;
   w->sizes = sizes;
   w->special = special;
+  w->call = call_fast_fns[sizes];
+  set_prim(w, -1);
   w->next = s->wraps;
   s->wraps = w;
   take_slot(w);
@@ -387,7 +438,7 @@ static lspy_wrap *find_wrap(lspy *s, lua_CFunction f, const char *label,
                                       "len,n", "n",     "nargs",
                                       "bytes", "n"};
   if (s->P) /* registered late (contract v2 allows it while running) */
-    w->prim = spy_prim_register(s->P, label, names[sizes], SPY_PRIM_COST);
+    set_prim(w, spy_prim_register(s->P, label, names[sizes], SPY_PRIM_COST));
   return w;
 }
 
@@ -442,8 +493,8 @@ void lspyL_register_prims(lspy *s) {
                                       "len,n", "n",     "nargs",
                                       "bytes", "n"};
   for (lspy_wrap *w = s->wraps; w; w = w->next)
-    w->prim = spy_prim_register(s->P, w->label, names[w->sizes],
-                                SPY_PRIM_COST);
+    set_prim(w, spy_prim_register(s->P, w->label, names[w->sizes],
+                                  SPY_PRIM_COST));
 }
 
 /* ------------------------------------------------------------------------

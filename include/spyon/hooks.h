@@ -346,23 +346,23 @@ static inline int spy_begin_ok_(const spy_hot_ *h) {
   if (s) return SPY_LOAD_RELAXED_(s) == h->armed_;
   return spy_clock_ok_(h);
 }
-static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
-                                   uint64_t a, uint64_t b, uint64_t c,
-                                   uint64_t d) {
+/* The fast paths as a test and a commit: each does its whole work and
+** returns 1, or returns 0 having changed nothing -- not even the draw,
+** which the slow path then makes again from the same state (the same
+** priority: drawing twice would time a call with the square of the
+** reservoir's rate). */
+static inline int spy_prim_try_begin_(spy_vm *v, int prim, unsigned n,
+                                      uint64_t a, uint64_t b, uint64_t c,
+                                      uint64_t d) {
   spy_hot_ *h = SPY_HOT_(v);
-  if (!h->fast_) {
-    spy_prim_begin_slow_(v, prim, n, a, b, c, d);
-    return;
-  }
   uint64_t x = h->rng_;
   x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-  h->rng_ = x;
   unsigned i = h->nest_;
-  if ((unsigned)prim >= h->nprims_ || x < SPY_LOAD_RELAXED_(&h->tau_[prim]) ||
-      i >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_) || !spy_begin_ok_(h)) {
-    spy_prim_begin_drawn_(v, prim, n, a, b, c, d, x);
-    return;
-  }
+  if (!h->fast_ || (unsigned)prim >= h->nprims_ ||
+      x < SPY_LOAD_RELAXED_(&h->tau_[prim]) || i >= SPY_NEST_MAX ||
+      SPY_LOAD_RELAXED_(&h->trap_) || !spy_begin_ok_(h))
+    return 0;
+  h->rng_ = x;
   /* Only what an untimed bracket is read for: sizes past n are not read,
   ** t0, prio, excl and gc0 are set when a sample times it. */
   spy_bracket_ *k = &h->b_[i];
@@ -376,21 +376,29 @@ static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
   if (n > 2) k->size[2] = c;
   if (n > 3) k->size[3] = d;
   SPY_STORE_RELAXED_(&h->nest_, i + 1);
+  return 1;
 }
-static inline void spy_prim_end_(spy_vm *v) {
+static inline int spy_prim_try_end_(spy_vm *v) {
   spy_hot_ *h = SPY_HOT_(v);
   unsigned n = h->nest_;
-  if (h->fast_ && n - 1 < SPY_NEST_MAX && !SPY_LOAD_RELAXED_(&h->trap_)) {
-    const spy_bracket_ *k = &h->b_[n - 1];
-    if (k->kind == SPY_B_PRIM_ && !k->timed && k->id >= 0 &&
-        spy_clock_ok_(h)) {
-      uint64_t *c = h->calls_ + (unsigned)k->id * h->calls_stride_;
-      SPY_STORE_RELAXED_(c, SPY_LOAD_RELAXED_(c) + 1);
-      SPY_STORE_RELAXED_(&h->nest_, n - 1);
-      return;
-    }
-  }
-  spy_prim_end_slow_(v);
+  if (!h->fast_ || n - 1 >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_))
+    return 0;
+  const spy_bracket_ *k = &h->b_[n - 1];
+  if (k->kind != SPY_B_PRIM_ || k->timed || k->id < 0 || !spy_clock_ok_(h))
+    return 0;
+  uint64_t *c = h->calls_ + (unsigned)k->id * h->calls_stride_;
+  SPY_STORE_RELAXED_(c, SPY_LOAD_RELAXED_(c) + 1);
+  SPY_STORE_RELAXED_(&h->nest_, n - 1);
+  return 1;
+}
+static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
+                                   uint64_t a, uint64_t b, uint64_t c,
+                                   uint64_t d) {
+  if (!spy_prim_try_begin_(v, prim, n, a, b, c, d))
+    spy_prim_begin_slow_(v, prim, n, a, b, c, d);
+}
+static inline void spy_prim_end_(spy_vm *v) {
+  if (!spy_prim_try_end_(v)) spy_prim_end_slow_(v);
 }
 /* A callback's fast path: its primitive (the innermost bracket) has been
 ** placed in the stack already (its first callback walked it), no sample
@@ -445,6 +453,16 @@ static inline void spy_callback_end_(spy_vm *v) {
   spy_callback_end_slow_(v);
 }
 #else /* no atomic builtins: the slow paths only */
+static inline int spy_prim_try_begin_(spy_vm *v, int prim, unsigned n,
+                                      uint64_t a, uint64_t b, uint64_t c,
+                                      uint64_t d) {
+  (void)v, (void)prim, (void)n, (void)a, (void)b, (void)c, (void)d;
+  return 0;
+}
+static inline int spy_prim_try_end_(spy_vm *v) {
+  (void)v;
+  return 0;
+}
 static inline void spy_prim_begin_(spy_vm *v, int prim, unsigned n,
                                    uint64_t a, uint64_t b, uint64_t c,
                                    uint64_t d) {
@@ -501,6 +519,30 @@ static inline void spy_prim_begin4(spy_vm *v, int prim, uint64_t a,
 static inline void spy_prim_end(spy_vm *v) {
   if (SPY_UNLIKELY(spy_active_(v))) spy_prim_end_(v);
 }
+
+/* The same two hooks as a test and a commit, for a host whose call path
+** has a fast path of its own to keep short (the Lua host's wrappers of C
+** functions, hosts/lua/). spy_prim_try_begin* enters the primitive and
+** returns 1 when that was all there was to do; otherwise -- the profiler
+** stopped, a sample due, the call drawn to be timed for a cost
+** observation, a spy_tick_next deadline near, brackets too deep -- it
+** returns 0 having changed nothing, and the host then calls
+** spy_prim_begin* with the same arguments (after whatever else its own
+** slow path does). spy_prim_try_end: the same with spy_prim_end. A call
+** entered with a try may be left with spy_prim_end, and one entered with
+** spy_prim_begin* with a try. Inline: a few loads and stores, no call;
+** under SPY_DISABLE they return 1. */
+static inline int spy_prim_try_begin(spy_vm *v, int prim) {
+  return spy_prim_try_begin_(v, prim, 0, 0, 0, 0, 0);
+}
+static inline int spy_prim_try_begin1(spy_vm *v, int prim, uint64_t a) {
+  return spy_prim_try_begin_(v, prim, 1, a, 0, 0, 0);
+}
+static inline int spy_prim_try_begin2(spy_vm *v, int prim, uint64_t a,
+                                      uint64_t b) {
+  return spy_prim_try_begin_(v, prim, 2, a, b, 0, 0);
+}
+static inline int spy_prim_try_end(spy_vm *v) { return spy_prim_try_end_(v); }
 
 /* The innermost open primitive (or GC) now runs interpreter code: a
 ** comparator, a replacement function, a metamethod, a block. Until the
@@ -651,6 +693,20 @@ static inline void spy_prim_begin4(spy_vm *v, int p, uint64_t a, uint64_t b,
   (void)v; (void)p; (void)a; (void)b; (void)c; (void)d;
 }
 static inline void spy_prim_end(spy_vm *v) { (void)v; }
+static inline int spy_prim_try_begin(spy_vm *v, int p) {
+  (void)v, (void)p;
+  return 1;
+}
+static inline int spy_prim_try_begin1(spy_vm *v, int p, uint64_t a) {
+  (void)v, (void)p, (void)a;
+  return 1;
+}
+static inline int spy_prim_try_begin2(spy_vm *v, int p, uint64_t a,
+                                      uint64_t b) {
+  (void)v, (void)p, (void)a, (void)b;
+  return 1;
+}
+static inline int spy_prim_try_end(spy_vm *v) { (void)v; return 1; }
 static inline void spy_callback_begin(spy_vm *v) { (void)v; }
 static inline void spy_callback_end(spy_vm *v) { (void)v; }
 static inline int spy_prim_open(spy_vm *v) { (void)v; return 0; }
