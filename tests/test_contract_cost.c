@@ -14,6 +14,7 @@
 #include "sampler/profiler.h"
 #include "vm-hooks/obs.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -186,6 +187,52 @@ static void reservoir_select_exact(void) {
         }
       }
     }
+  }
+}
+
+/* The count to the next call that draws a priority (vm-hooks/obs.c,
+** spyH_obs_gap) against its law, for call probabilities p from 0.9 to
+** 1e-6: drawn 200 000 times, P(gap > k) = (1 - p)^k at the law's 10th,
+** 50th, 90th and 99th percentiles within 5 standard errors (so the
+** priorities drawn where the counts end fall on each call with
+** probability p, independently), and the mean 1/p within 5 standard
+** errors ((1 - p)^(1/2) / p / sqrt(n)). The thresholds' ends: every call
+** (UINT64_MAX), none (0). A count drawn with a wrong logarithm, off by
+** one or from too few random bits fails it. */
+static void gap_geometric(void) {
+  static const double ps[] = {0.9, 0.5, 0.1, 0.0123, 1e-3, 1e-4, 1e-6};
+  static const double qs[] = {0.10, 0.50, 0.90, 0.99};
+  enum { N = 200000 };
+  uint64_t rng = 7;
+  T_EQ_INT(spyH_obs_gap(UINT64_MAX, 12345), 1);
+  T_ASSERT(spyH_obs_gap(0, 12345) == INT64_MAX);
+  for (size_t pi = 0; pi < sizeof ps / sizeof *ps; pi++) {
+    double p = ps[pi];
+    uint64_t t = (uint64_t)(p * 0x1p64);
+    int64_t *g = malloc(N * sizeof *g);
+    T_ASSERT(g != NULL);
+    double sum = 0;
+    for (int i = 0; i < N; i++) {
+      g[i] = spyH_obs_gap(t, gt_rand(&rng));
+      T_ASSERT(g[i] >= 1);
+      sum += (double)g[i];
+    }
+    double mean = sum / N, sd = sqrt(1 - p) / p / sqrt((double)N);
+    fprintf(stderr, "p %g: mean %.4g (law %.4g +- %.2g)", p, mean, 1 / p,
+            sd);
+    T_ASSERT(fabs(mean - 1 / p) < 5 * sd);
+    for (size_t qi = 0; qi < sizeof qs / sizeof *qs; qi++) {
+      /* k with P(gap > k) = 1 - q under the law, rounded down */
+      double k = floor(log(1 - qs[qi]) / log1p(-p));
+      double want = pow(1 - p, k), got = 0;
+      for (int i = 0; i < N; i++) got += (double)g[i] > k;
+      got /= N;
+      double se = sqrt(want * (1 - want) / N);
+      fprintf(stderr, "; P(gap > %.0f) %.4f (law %.4f)", k, got, want);
+      T_ASSERT(fabs(got - want) < 5 * se + 1e-12);
+    }
+    fprintf(stderr, "\n");
+    free(g);
   }
 }
 
@@ -532,6 +579,7 @@ const struct spy_test t_contract_cost[] = {
   {"reservoir_threads", reservoir_threads, 30},
   {"reservoir_none", reservoir_none, 10},
   {"reservoir_select_exact", reservoir_select_exact, 10},
+  {"gap_geometric", gap_geometric, 10},
   {"budget_from_start", budget_from_start, 10},
   {"cheap_costs_unbiased", cheap_costs_unbiased, 60},
   {"cheap_longest", cheap_longest, 30},

@@ -511,8 +511,7 @@ void spy_poll_slow_(spy_vm *v) {
 ** observations and the call's priority falls under the reservoir's
 ** threshold (so the timed calls are the ones that could be kept). */
 static void prim_begin(spy_vm *v, int prim, unsigned n, uint64_t s0,
-                       uint64_t s1, uint64_t s2, uint64_t s3, int drawn,
-                       uint64_t prio) {
+                       uint64_t s1, uint64_t s2, uint64_t s3) {
   uint64_t tc = cost_begin(v);
   if (!enter(v)) return;
   const spyH_cfg *c = v->cfg;
@@ -528,15 +527,13 @@ static void prim_begin(spy_vm *v, int prim, unsigned n, uint64_t s0,
   uint32_t np = atomic_load_explicit(&c->nprims, memory_order_acquire);
   int32_t id = prim >= 0 && (uint32_t)prim < np ? prim : -1;
   uint8_t timed = 0;
+  uint64_t prio = 0;
   if (c->exact_prims) {
     timed = 2;
-    prio = 0;
   } else if (id >= 0 && (c->prim_flags[id] & SPY_PRIM_COST) && c->reservoir) {
-    if (!drawn) prio = spyH_obs_draw(v);
-    timed = prio < spyH_obs_tau(v, id) ? 2 : 0;
-  } else {
-    prio = 0;
-    if (id >= 0) v->tau[id] = 0; /* never timed: the inline paths' too */
+    timed = spyH_obs_next(v, id, &prio) ? 2 : 0;
+  } else if (id >= 0) {
+    v->gap[id] = INT64_MAX; /* never timed: the inline begin counts on */
   }
   uint32_t i = spyH_nest(v);
   set_nest(v, i + 1);
@@ -558,18 +555,7 @@ static void prim_begin(spy_vm *v, int prim, unsigned n, uint64_t s0,
 
 void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n, uint64_t s0,
                           uint64_t s1, uint64_t s2, uint64_t s3) {
-  prim_begin(v, prim, n, s0, s1, s2, s3, 0, 0);
-}
-
-/* The inline begin of hosts built against <spyon/hooks.h> before 12-07,
-** which drew the call's priority itself and passed it on (a second draw
-** would time it with the square of the reservoir's rate). Today's inline
-** begin leaves the draw to the slow path when it does not push the
-** bracket (spy_prim_try_begin_): the same priority, drawn once. */
-void spy_prim_begin_drawn_(spy_vm *v, int prim, unsigned n, uint64_t s0,
-                           uint64_t s1, uint64_t s2, uint64_t s3,
-                           uint64_t prio) {
-  prim_begin(v, prim, n, s0, s1, s2, s3, 1, prio);
+  prim_begin(v, prim, n, s0, s1, s2, s3);
 }
 
 /* Close brackets down to and including the innermost one of `kind`; a

@@ -15,7 +15,8 @@
 
 void spyH_obs_adopt(spy_vm *v) {
   for (uint32_t i = 0; i < v->cfg->max_prims; i++) {
-    v->tau[i] = UINT64_MAX; /* spyH_obs_tau: the next slow path sets it */
+    v->gap[i] = 1; /* the next call draws, under no threshold yet */
+    v->gap_tau[i] = UINT64_MAX;
     v->calls0[i] = atomic_load_explicit(&v->pstat[i].calls,
                                         memory_order_relaxed);
     v->obs_n[i] = v->obs_ticks[i] = 0;
@@ -33,8 +34,53 @@ uint64_t spyH_obs_tau(spy_vm *v, int32_t id) {
     if (local < t) t = local;
   }
   if (v->obs_cap[id] < t) t = v->obs_cap[id];
-  v->tau[id] = t;
   return t;
+}
+
+/* ln u for a normal u > 0, without libm (libspyon needs libc and
+** pthreads only): u = m 2^e with m in [1, 2), and ln m = 2 atanh(s), s =
+** (m - 1) / (m + 1) <= 1/3, by its series to s^19: less than 1e-10 off. */
+static double ln_pos(double u) {
+  uint64_t bits;
+  memcpy(&bits, &u, sizeof bits);
+  int e = (int)((bits >> 52) & 0x7ff) - 1023;
+  bits = (bits & 0xfffffffffffffull) | 0x3ff0000000000000ull;
+  double m;
+  memcpy(&m, &bits, sizeof m);
+  double s = (m - 1) / (m + 1), z = s * s;
+  double a = 1 / 19.;
+  a = 1 / 17. + z * a, a = 1 / 15. + z * a, a = 1 / 13. + z * a;
+  a = 1 / 11. + z * a, a = 1 / 9. + z * a, a = 1 / 7. + z * a;
+  a = 1 / 5. + z * a, a = 1 / 3. + z * a, a = 1 + z * a;
+  return e * 0.69314718055994531 + 2 * s * a;
+}
+
+/* 1 + floor(ln u / ln(1 - p)) for u uniform in (0, 1] (from r's top 53
+** bits) is geometric: P(gap > k) = (1 - p)^k. ln(1 - p) by its series
+** while p is small, where 1 - p would lose p's digits. */
+int64_t spyH_obs_gap(uint64_t t, uint64_t r) {
+  if (t == UINT64_MAX) return 1;
+  if (t == 0) return INT64_MAX;
+  double p = (double)t * 0x1p-64;
+  double u = (double)((r >> 11) + 1) * 0x1p-53;
+  double l = p < 1e-2 ? -p * (1 + p * (1 / 2. + p / 3)) : ln_pos(1 - p);
+  double g = 1 + ln_pos(u) / l;
+  return g < 0x1p62 ? (int64_t)g : (int64_t)1 << 62;
+}
+
+int spyH_obs_next(spy_vm *v, int32_t id, uint64_t *prio) {
+  if (v->gap[id] > 1) {
+    v->gap[id]--;
+    return 0;
+  }
+  uint64_t t = spyH_obs_tau(v, id), x = spyH_obs_draw(v), drawn = v->gap_tau[id];
+  /* uniform under the threshold the count was drawn for */
+  if (drawn != UINT64_MAX)
+    x = (uint64_t)(((unsigned __int128)x * drawn) >> 64);
+  *prio = x;
+  v->gap[id] = spyH_obs_gap(t, spyH_obs_draw(v));
+  v->gap_tau[id] = t;
+  return x < t;
 }
 
 /* The budget's cap (obs.h): note a timed call; 1 when the cap fell. */

@@ -10,17 +10,30 @@
 ** timed, and which ones must not depend on the thread, the time or the
 ** call's length.
 **
-** How. Every call of a cost-recording primitive draws a uniform 64-bit
-** priority (spyH_obs_draw), and the reservoir keeps the k
-** (spy_options.reservoir) calls with the smallest priorities. The sampler
-** publishes a threshold per primitive (cfg->obs_tau): the k-th smallest
-** priority kept at the reservoir's last selection (below), or the timing
-** budget's cap if lower. It only falls, so a call whose priority is above it could never
-** be kept: the thread times only calls under it (spyH_obs_tau, which the
-** inline begin's copy, hot.tau_, follows) and sends only those. The
-** sampler keeps what arrives under its threshold, and the build keeps the
-** entries under the final one (spyH_res_kept): every call of every thread
-** whose priority is under that threshold -- a uniform sample.
+** How. Every call of a cost-recording primitive has a uniform 64-bit
+** priority, and the reservoir keeps the k (spy_options.reservoir) calls
+** with the smallest priorities. The sampler publishes a threshold per
+** primitive (cfg->obs_tau): the k-th smallest priority kept at the
+** reservoir's last selection (below), or the timing budget's cap if
+** lower. It only falls, so a call whose priority is above it could never
+** be kept: the thread times only calls under it (spyH_obs_tau) and sends
+** only those. The sampler keeps what arrives under its threshold, and the
+** build keeps the entries under the final one (spyH_res_kept): every call
+** of every thread whose priority is under that threshold -- a uniform
+** sample.
+**
+** Only the priorities under the threshold matter, so the thread draws
+** only those (spyH_obs_next): the calls whose priority falls under a
+** threshold t are each call with probability t / 2^64, independently; so
+** the count of calls up to the next such one is geometric, and the thread
+** draws that count (v->gap, for the threshold v->gap_tau) and then, at
+** that call, its priority, uniform under the threshold the count was
+** drawn for. The inline begin only counts down (hot.gap_: one decrement,
+** no draw); the call that reaches 1 goes to the slow path, which draws.
+** The threshold may have fallen since the count was drawn (it never
+** rises within a run): the call is timed if its priority is under the
+** threshold now -- the thinning that makes it each call with probability
+** (threshold now) / 2^64, as a fresh priority at every call would.
 **
 ** Two limits the thread adds to the published threshold, each one that
 ** the final threshold is under:
@@ -65,7 +78,7 @@
 
 /* ---- the interpreter thread's half ------------------------------------ */
 
-/* A uniform 64-bit draw (xorshift64): a call's priority. */
+/* A uniform 64-bit draw (xorshift64). */
 static inline uint64_t spyH_obs_draw(spy_vm *v) {
   uint64_t x = v->hot.rng_;
   x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -76,10 +89,20 @@ static inline uint64_t spyH_obs_draw(spy_vm *v) {
 SPY_INTERNAL void spyH_obs_adopt(spy_vm *v);
 
 /* The priority under which this thread times (and sends) a call of
-** primitive id: the published threshold and the two limits above. Stored
-** in v->tau, which the inline begin compares its draw with: a threshold
-** lowered since is found at the next slow path. */
+** primitive id: the published threshold and the two limits above. */
 SPY_INTERNAL uint64_t spyH_obs_tau(spy_vm *v, int32_t id);
+
+/* A call of primitive id that reached the slow path: counts it towards
+** the next call that draws a priority; if it is that call, draws its
+** priority into *prio, the count to the next, and returns 1 if it is to
+** be timed (its priority under the threshold now). */
+SPY_INTERNAL int spyH_obs_next(spy_vm *v, int32_t id, uint64_t *prio);
+
+/* The count of calls up to and including the next whose priority falls
+** under t (each call's with probability p = t / 2^64): geometric, drawn
+** from the uniform 64-bit r; 1 for t = UINT64_MAX, INT64_MAX (never) for
+** t = 0, at most 2^62. */
+SPY_INTERNAL int64_t spyH_obs_gap(uint64_t t, uint64_t r);
 
 /* A timed call of primitive prim ended: note its time for the budget and
 ** send it if it may be kept (or if it set a new cap). */

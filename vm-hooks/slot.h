@@ -209,10 +209,12 @@ struct spy_vm {
   atomic_uint_least64_t full_walks, frames_walked;
   atomic_uint_least64_t pid_pub;
   spyH_pstat *pstat;         /* [cfg->max_prims] */
-  /* Cost observations (vm-hooks/obs.h): the threshold this thread times
-  ** calls under (what hot.tau_ points to), and each primitive's call count
-  ** when the run began. */
-  uint64_t *tau;             /* [cfg->max_prims] */
+  /* Cost observations (vm-hooks/obs.h): per primitive, the calls until
+  ** the next one that draws a priority (what hot.gap_ points to), the
+  ** threshold that count was drawn for, and the call count when the run
+  ** began. */
+  int64_t *gap;              /* [cfg->max_prims] */
+  uint64_t *gap_tau;         /* [cfg->max_prims] */
   uint64_t *calls0;          /* [cfg->max_prims] */
   /* The timing budget (spy_options.obs_budget, vm-hooks/obs.h):
   ** per primitive, this run's timed calls of this thread (count and

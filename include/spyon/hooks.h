@@ -98,11 +98,12 @@ typedef struct spy_hot_ {
                          preempts the thread; NULL without rseq */
   uint64_t armed_;    /* what the library stores there (a begin that still
                          finds it needs no clock read: vm-hooks/resched.h) */
-  uint64_t rng_;      /* cost observations' priorities (xorshift64) */
-  const uint64_t *tau_;  /* [nprims_]: a call whose priority is below
-                            is timed (0: never; this thread's thresholds,
-                            lowered as its calls and the sampler's
-                            reservoirs say: vm-hooks/obs.h) */
+  uint64_t rng_;      /* cost observations' priorities (xorshift64; the
+                         slow paths draw) */
+  int64_t *gap_;      /* [nprims_]: calls of the primitive until the next
+                         one that draws a priority, counting it (a
+                         geometric count: vm-hooks/obs.h); written by
+                         this thread only */
   uint64_t *calls_;   /* call counts, every calls_stride_ words */
   spy_bracket_ *b_;   /* [SPY_NEST_MAX] the brackets */
   unsigned nprims_, calls_stride_;
@@ -272,9 +273,6 @@ SPY_API void spy_poll_slow_(spy_vm *v);
 SPY_API void spy_prim_begin_slow_(spy_vm *v, int prim, unsigned n,
                                   uint64_t s0, uint64_t s1, uint64_t s2,
                                   uint64_t s3);
-SPY_API void spy_prim_begin_drawn_(spy_vm *v, int prim, unsigned n,
-                                   uint64_t s0, uint64_t s1, uint64_t s2,
-                                   uint64_t s3, uint64_t prio);
 SPY_API void spy_prim_end_slow_(spy_vm *v);
 SPY_API void spy_callback_begin_slow_(spy_vm *v);
 SPY_API void spy_callback_end_slow_(spy_vm *v);
@@ -347,22 +345,18 @@ static inline int spy_begin_ok_(const spy_hot_ *h) {
   return spy_clock_ok_(h);
 }
 /* The fast paths as a test and a commit: each does its whole work and
-** returns 1, or returns 0 having changed nothing -- not even the draw,
-** which the slow path then makes again from the same state (the same
-** priority: drawing twice would time a call with the square of the
-** reservoir's rate). */
+** returns 1, or returns 0 having changed nothing -- not even the count
+** towards the next call that draws a priority, which the slow path then
+** counts (a call that draws is always the slow path's). */
 static inline int spy_prim_try_begin_(spy_vm *v, int prim, unsigned n,
                                       uint64_t a, uint64_t b, uint64_t c,
                                       uint64_t d) {
   spy_hot_ *h = SPY_HOT_(v);
-  uint64_t x = h->rng_;
-  x ^= x << 13, x ^= x >> 7, x ^= x << 17;
   unsigned i = h->nest_;
-  if (!h->fast_ || (unsigned)prim >= h->nprims_ ||
-      x < SPY_LOAD_RELAXED_(&h->tau_[prim]) || i >= SPY_NEST_MAX ||
-      SPY_LOAD_RELAXED_(&h->trap_) || !spy_begin_ok_(h))
+  if (!h->fast_ || (unsigned)prim >= h->nprims_ || h->gap_[prim] <= 1 ||
+      i >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_) || !spy_begin_ok_(h))
     return 0;
-  h->rng_ = x;
+  h->gap_[prim]--;
   /* Only what an untimed bracket is read for: sizes past n are not read,
   ** t0, prio, excl and gc0 are set when a sample times it. */
   spy_bracket_ *k = &h->b_[i];
