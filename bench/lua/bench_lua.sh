@@ -10,7 +10,9 @@
 # ("stopped", itself over lua5.4: the same binary with the hooks compiled
 # in and the profiler stopped; spyon links liblua5.4's archive and loads
 # more libraries than lua5.4), so that "brackets x" is what bracketing
-# alone costs the interpreter thread; what a
+# alone costs the interpreter thread; what one wrapped call costs, stopped
+# and profiled (bench/lua/percall.lua: the least time of many chunks, for
+# a guest whose speed moves; bench/lua/instr.sh counts instructions); what a
 # bare timer signal costs this machine (sigfloor.c, the floor under any
 # sampler that interrupts the thread); and the alternatives to the
 # signal-armed hook (SPYON_LUA_HOOK=count:N: a permanent count hook every
@@ -78,6 +80,22 @@ for w in "examples/fib.lua 34" "examples/strings.lua 40" \
     "$k10" "$(echo "$k10 / $base" | bc -l)" "$th" \
     "$(echo "$th / $base" | bc -l)" "$st" "$(echo "$st / $base" | bc -l)" \
     "$br" "$(echo "$br / $st" | bc -l)"
+done
+
+echo
+echo "one wrapped call, ns (bench/lua/percall.lua: the least of 300 chunks;"
+echo "median of $reps runs each): stopped, at one sample a second, and over"
+for f in upper format; do
+  st="" br=""
+  for _ in $(seq "$reps"); do
+    st="$st $("$spyon" --no-profile "$here/percall.lua" |
+              sed -n "s/.*$f[^)]*) \([0-9.]*\).*/\1/p")"
+    br="$br $("$spyon" -i 1000000 -o "$tmp/p.spy" "$here/percall.lua" |
+              sed -n "s/.*$f[^)]*) \([0-9.]*\).*/\1/p")"
+  done
+  st=$(echo "$st" | median) br=$(echo "$br" | median)
+  printf "  string.%-8s %8s %8s %+8.2f\n" "$f" "$st" "$br" \
+    "$(echo "$br - $st" | bc -l)"
 done
 
 echo

@@ -13,7 +13,9 @@
 ** wrappers return at their first test, as under `spyon --no-profile`).
 ** A round's ratio is the profiled run's thread CPU over the mean of its
 ** two neighbours'; prints the median, quartiles and extremes of the
-** rounds. Whole runs of the same binary differ by 2-5 % on this project's
+** rounds, and the least profiled run over the least stopped one (on a
+** guest whose host slows it now and then by up to 2x -- this project's
+** on 12-07 -- the least times are the runs nothing slowed). Whole runs of the same binary differ by 2-5 % on this project's
 ** guests (bench/lua/bench_lua.sh's "brackets" column): here both sides of
 ** a ratio run within a second of each other, in the same memory. The
 ** script's own output goes to stdout (redirect it).
@@ -101,6 +103,7 @@ int main(int argc, char **argv) {
   if (budget >= 0) o.obs_budget = budget;
   double *r = calloc((size_t)rounds, sizeof *r);
   double before = run(L, nargs, args), on_sum = 0, off_sum = before;
+  double on_min = 1e300, off_min = before;
   for (long k = 0; k < rounds; k++) {
     if (lspy_start(s, &o) < 0) {
       fprintf(stderr, "lua_inproc: %s\n", lspy_error(s));
@@ -112,15 +115,17 @@ int main(int argc, char **argv) {
     r[k] = on / ((before + after) / 2);
     on_sum += on;
     off_sum += after;
+    if (on < on_min) on_min = on;
+    if (after < off_min) off_min = after;
     before = after;
   }
   qsort(r, (size_t)rounds, sizeof *r, cmp);
   fprintf(stderr,
           "%s: profiled at %ld us over stopped, %ld rounds: median %.4f "
-          "(quartiles %.4f %.4f, range %.4f %.4f); mean run %.3f s stopped, "
-          "%.3f s profiled\n",
+          "(quartiles %.4f %.4f, range %.4f %.4f), least runs %.4f; mean "
+          "run %.3f s stopped, %.3f s profiled\n",
           script, us, rounds, r[rounds / 2], r[rounds / 4],
-          r[(3 * rounds) / 4], r[0], r[rounds - 1],
+          r[(3 * rounds) / 4], r[0], r[rounds - 1], on_min / off_min,
           off_sum / (double)(rounds + 1), on_sum / (double)rounds);
   free(r);
   lspy_free(s);
