@@ -392,19 +392,32 @@ static void switch_from(void) {
 }
 
 /* The contrast: timer mode gives A at most 60 % of its true share (a
-** loaded machine moves the truth itself, so the bound is relative). */
+** loaded machine moves the truth itself, so the bound is relative), 75 %
+** under ASan, and a first miss runs again, as the share tests'
+** (retry_miss): the polled part of A's work, the part timer mode does
+** charge to A, grows when the polls run slow -- under ASan, 12-07: 60.1,
+** 62.1 and 64.2 % of the truth in 3 of 7 runs, one of them a CI run
+** (nothing here brackets a primitive: no change of that day runs in
+** it). Poll mode's A is within a few points of the truth (switch_from). */
+#define TIMER_A_MAX (T_ASAN ? 0.75 : 0.6)
 static void switch_timer(void) {
-  gt_host *h;
-  spy_profile *pr = run_switch(SPY_MODE_TIMER, &h);
-  int a = gt_proc_index(pr, 10);
-  T_ASSERT(a >= 0);
-  double ta = 100.0 * (double)h->t_proc[0] / (double)h->t_total;
-  double pa = 100.0 * (double)pr->processes[a].total_ns /
-              (double)gt_process_totals(pr);
-  if (!(pa < 0.6 * ta))
-    T_FAIL("timer mode: process A %.2f%%, truth %.2f%%", pa, ta);
-  spy_profile_free(pr);
-  gt_free(h);
+  for (int attempt = 1;; attempt++) {
+    gt_host *h;
+    spy_profile *pr = run_switch(SPY_MODE_TIMER, &h);
+    int a = gt_proc_index(pr, 10);
+    T_ASSERT(a >= 0);
+    double ta = 100.0 * (double)h->t_proc[0] / (double)h->t_total;
+    double pa = 100.0 * (double)pr->processes[a].total_ns /
+                (double)gt_process_totals(pr);
+    double stall = gt_stall(h);
+    spy_profile_free(pr);
+    gt_free(h);
+    if (pa < TIMER_A_MAX * ta) return;
+    if (!retry_miss(attempt, stall))
+      T_FAIL("timer mode: process A %.2f%%, truth %.2f%%", pa, ta);
+    fprintf(stderr, "timer mode: process A %.2f%%, truth %.2f%% (stalled "
+            "%.0f%%); retrying\n", pa, ta, 100 * stall);
+  }
 }
 
 /* ------------------------------------------------------------------------
