@@ -90,7 +90,7 @@ for f in upper format; do
   for _ in $(seq "$reps"); do
     st="$st $("$spyon" --no-profile "$here/percall.lua" |
               sed -n "s/.*$f[^)]*) \([0-9.]*\).*/\1/p")"
-    br="$br $("$spyon" -i 1000000 -o "$tmp/p.spy" "$here/percall.lua" |
+    br="$br $("$spyon" -i 1000000 -o "$tmp/p.spy" "$here/percall.lua" 2>/dev/null |
               sed -n "s/.*$f[^)]*) \([0-9.]*\).*/\1/p")"
   done
   st=$(echo "$st" | median) br=$(echo "$br" | median)
