@@ -3,7 +3,11 @@
 # Paths are written from the top directory.
 
 noinst_PROGRAMS += bench/bench_overhead bench/bench_accuracy \
-	bench/bench_ingest bench/bench_deep bench/cpurun
+	bench/bench_ingest bench/bench_deep bench/cpurun bench/obs_window
+
+# A timed call's window: what the hooks add to a cost observation.
+bench_obs_window_SOURCES = bench/obs_window.c
+bench_obs_window_LDADD = libspyon_tools_core.la libspyon_core.la
 
 # Whole-process CPU of one command, for bench/cost.sh.
 bench_cpurun_SOURCES = bench/cpurun.c

@@ -1,0 +1,95 @@
+/*
+** bench/obs_window.c: what a timed call's observation holds besides the
+** primitive -- the part of the hooks inside the window between the two
+** clock reads, a bias of every cost observation. Times a primitive that
+** does nothing, 2 M calls, with cheap accounting (the default: about one
+** call in a hundred timed, so the timed calls' slow paths run cold) and
+** with exact accounting (every call timed), and prints the kept
+** observations' minimum, median and 90th percentile. ROUNDS processes'
+** worth in one (default 5), the medians of each column.
+**   bench/obs_window [ROUNDS]
+*/
+#include "config.h"
+
+#include <spyon.h>
+#include <spyon/hooks.h>
+#include <spyon/profile.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void walk(void *ud, spy_stack *st) {
+  (void)ud;
+  spy_stack_push(st, 1);
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One run: the empty primitive's observations' quantiles q[0..2]. */
+static int run(int exact, double q[3]) {
+  spy_options o;
+  spy_options_init(&o);
+  o.exact_prims = exact;
+  o.interval_ns = 1000000000; /* no sample in the way */
+  spy_profiler *p;
+  spy_vm *v;
+  spy_host h;
+  memset(&h, 0, sizeof h);
+  h.walk = walk;
+  if (spy_profiler_new(&p, &o) < 0) return -1;
+  int prim = spy_prim_register(p, "Empty", "n", SPY_PRIM_COST);
+  if (prim < 0 || spy_attach(p, &h, &v) < 0 || spy_start(p) < 0) return -1;
+  volatile int sink = 0;
+  for (int i = 0; i < 2000000; i++) {
+    spy_prim_begin1(v, prim, 1);
+    sink = sink + 1;
+    spy_prim_end(v);
+  }
+  spy_stop(p);
+  spy_profile *pr;
+  if (spy_profile_take(p, &pr) < 0) return -1;
+  const spy_profile_prim *pp = &pr->prims[prim];
+  double *ns = malloc((pp->nobs + 1) * sizeof *ns);
+  if (!ns || pp->nobs == 0) return -1;
+  for (size_t i = 0; i < pp->nobs; i++) ns[i] = (double)pp->obs[i].ns;
+  qsort(ns, pp->nobs, sizeof *ns, cmp);
+  q[0] = ns[0], q[1] = ns[pp->nobs / 2], q[2] = ns[pp->nobs * 9 / 10];
+  free(ns);
+  spy_profile_free(pr);
+  spy_detach(v);
+  spy_profiler_free(p);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int rounds = argc > 1 ? atoi(argv[1]) : 5;
+  if (rounds < 1 || rounds > 1000) {
+    fprintf(stderr, "usage: bench/obs_window [ROUNDS]\n");
+    return 2;
+  }
+  printf("an empty primitive's cost observations, ns (median of %d runs)\n",
+         rounds);
+  printf("%-22s %8s %8s %8s\n", "accounting", "min", "median", "p90");
+  for (int exact = 0; exact < 2; exact++) {
+    double *c = malloc(3 * (size_t)rounds * sizeof *c);
+    if (!c) return 1;
+    for (int r = 0; r < rounds; r++) {
+      double q[3];
+      if (run(exact, q) < 0) {
+        fprintf(stderr, "obs_window: the run failed\n");
+        return 1;
+      }
+      for (int k = 0; k < 3; k++) c[k * rounds + r] = q[k];
+    }
+    for (int k = 0; k < 3; k++) qsort(c + k * rounds, (size_t)rounds, sizeof *c, cmp);
+    printf("%-22s %8.0f %8.0f %8.0f\n", exact ? "exact (every call)" :
+           "cheap (a few timed)", c[rounds / 2], c[rounds + rounds / 2],
+           c[2 * rounds + rounds / 2]);
+    free(c);
+  }
+  return 0;
+}
