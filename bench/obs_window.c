@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
       }
       for (int k = 0; k < 3; k++) c[k * rounds + r] = q[k];
     }
-    for (int k = 0; k < 3; k++) qsort(c + k * rounds, (size_t)rounds, sizeof *c, cmp);
+    for (int k = 0; k < 3; k++)
+      qsort(c + k * rounds, (size_t)rounds, sizeof *c, cmp);
     printf("%-22s %8.0f %8.0f %8.0f\n", exact ? "exact (every call)" :
            "cheap (a few timed)", c[rounds / 2], c[rounds + rounds / 2],
            c[2 * rounds + rounds / 2]);

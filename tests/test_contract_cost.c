@@ -205,6 +205,7 @@ static void gap_geometric(void) {
   enum { N = 200000 };
   uint64_t rng = 7;
   T_EQ_INT(spyH_obs_gap(UINT64_MAX, 12345), 1);
+  T_EQ_INT(spyH_obs_gap(UINT64_MAX - 1000, 12345), 1); /* p rounds to 1 */
   T_ASSERT(spyH_obs_gap(0, 12345) == INT64_MAX);
   for (size_t pi = 0; pi < sizeof ps / sizeof *ps; pi++) {
     double p = ps[pi];

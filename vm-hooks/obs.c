@@ -59,9 +59,9 @@ static double ln_pos(double u) {
 ** bits) is geometric: P(gap > k) = (1 - p)^k. ln(1 - p) by its series
 ** while p is small, where 1 - p would lose p's digits. */
 int64_t spyH_obs_gap(uint64_t t, uint64_t r) {
-  if (t == UINT64_MAX) return 1;
   if (t == 0) return INT64_MAX;
-  double p = (double)t * 0x1p-64;
+  double p = (double)t * 0x1p-64; /* 1 for t within 2^11 of 2^64 */
+  if (p >= 1) return 1;
   double u = (double)((r >> 11) + 1) * 0x1p-53;
   double l = p < 1e-2 ? -p * (1 + p * (1 / 2. + p / 3)) : ln_pos(1 - p);
   double g = 1 + ln_pos(u) / l;
@@ -73,7 +73,8 @@ int spyH_obs_next(spy_vm *v, int32_t id, uint64_t *prio) {
     v->gap[id]--;
     return 0;
   }
-  uint64_t t = spyH_obs_tau(v, id), x = spyH_obs_draw(v), drawn = v->gap_tau[id];
+  uint64_t t = spyH_obs_tau(v, id), x = spyH_obs_draw(v);
+  uint64_t drawn = v->gap_tau[id];
   /* uniform under the threshold the count was drawn for */
   if (drawn != UINT64_MAX)
     x = (uint64_t)(((unsigned __int128)x * drawn) >> 64);

@@ -70,8 +70,8 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
   v->saved = calloc(cfg->saved_processes, sizeof *v->saved);
   int rc = SPY_ENOMEM;
   if (v->walk_buf && (v->copy || !v->copy_cap) && v->cur_keys &&
-      v->prev_keys && v->pstat && v->gap && v->gap_tau && v->calls0 && v->obs_n &&
-      v->obs_ticks && v->obs_cap && v->longest &&
+      v->prev_keys && v->pstat && v->gap && v->gap_tau && v->calls0 &&
+      v->obs_n && v->obs_ticks && v->obs_cap && v->longest &&
       v->saved &&
       (rc = spyH_ring_init(&v->ring, o->ring_bytes)) == 0 &&
       (rc = spyH_ring_init(&v->obs_ring, o->obs_ring_bytes)) == 0 &&
