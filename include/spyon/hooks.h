@@ -23,7 +23,9 @@
 **   spy_prim_begin..end  around every non-trivial primitive; n operand sizes
 **                        (0..4) are recorded for cost fitting. The time
 **                        between them is charged to the primitive, never to
-**                        the code that runs next.
+**                        the code that runs next. A host whose call path
+**                        has a fast path of its own uses spy_prim_try_begin*
+**                        and spy_prim_try_end there (below).
 **   spy_callback_begin..end  around every call a primitive makes back into
 **                        interpreter code (a sort comparator, a gsub
 **                        function, a metamethod): that code gets its own
