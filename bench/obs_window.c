@@ -5,8 +5,12 @@
 ** does nothing, 2 M calls, with cheap accounting (the default: about one
 ** call in a hundred timed, so the timed calls' slow paths run cold) and
 ** with exact accounting (every call timed), and prints the kept
-** observations' minimum, median and 90th percentile. ROUNDS processes'
-** worth in one (default 5), the medians of each column.
+** observations' minimum, median and 90th percentile. Then what an
+** untimed bracket costs: the same primitive's calls in a tight loop, with
+** and without spy_prim_begin1 / spy_prim_end around them, by the least
+** time of 20 chunks of 1 M calls (a begin's stores still pending at its
+** end: what spy_bracket_head_ in <spyon/hooks.h> is for). ROUNDS
+** processes' worth in one (default 5), the medians of each column.
 **   bench/obs_window [ROUNDS]
 */
 #include "config.h"
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void walk(void *ud, spy_stack *st) {
   (void)ud;
@@ -65,6 +70,53 @@ static int run(int exact, double q[3]) {
   return 0;
 }
 
+static double thread_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The empty primitive (not inlined: a call, as a VM makes one). */
+__attribute__((noinline)) static void empty(volatile int *sink) {
+  *sink = *sink + 1;
+}
+
+/* One run: ns a call of the empty primitive, ns[0] bare and ns[1]
+** bracketed (cheap accounting, no sample in the way). */
+static int run_bracket(double ns[2]) {
+  enum { CHUNK = 1000000, CHUNKS = 20 };
+  spy_options o;
+  spy_options_init(&o);
+  o.interval_ns = 1000000000;
+  spy_profiler *p;
+  spy_vm *v;
+  spy_host h;
+  memset(&h, 0, sizeof h);
+  h.walk = walk;
+  if (spy_profiler_new(&p, &o) < 0) return -1;
+  int prim = spy_prim_register(p, "Empty", "n", SPY_PRIM_COST);
+  if (prim < 0 || spy_attach(p, &h, &v) < 0 || spy_start(p) < 0) return -1;
+  volatile int sink = 0;
+  ns[0] = ns[1] = 1e300;
+  for (int k = 0; k < CHUNKS; k++) {
+    double t0 = thread_s();
+    for (int i = 0; i < CHUNK; i++) empty(&sink);
+    double t1 = thread_s();
+    for (int i = 0; i < CHUNK; i++) {
+      spy_prim_begin1(v, prim, (uint64_t)i);
+      empty(&sink);
+      spy_prim_end(v);
+    }
+    double t2 = thread_s();
+    if ((t1 - t0) * 1e9 / CHUNK < ns[0]) ns[0] = (t1 - t0) * 1e9 / CHUNK;
+    if ((t2 - t1) * 1e9 / CHUNK < ns[1]) ns[1] = (t2 - t1) * 1e9 / CHUNK;
+  }
+  spy_stop(p);
+  spy_detach(v);
+  spy_profiler_free(p);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 5;
   if (rounds < 1 || rounds > 1000) {
@@ -92,5 +144,22 @@ int main(int argc, char **argv) {
            c[2 * rounds + rounds / 2]);
     free(c);
   }
+  double *b = malloc(2 * (size_t)rounds * sizeof *b);
+  if (!b) return 1;
+  for (int r = 0; r < rounds; r++) {
+    double ns[2];
+    if (run_bracket(ns) < 0) {
+      fprintf(stderr, "obs_window: the run failed\n");
+      return 1;
+    }
+    b[r] = ns[0], b[rounds + r] = ns[1] - ns[0];
+  }
+  qsort(b, (size_t)rounds, sizeof *b, cmp);
+  qsort(b + rounds, (size_t)rounds, sizeof *b, cmp);
+  printf("\nan empty primitive in a tight loop, ns a call (least of 20 chunks "
+         "of 1 M;\nmedian of %d runs)\n", rounds);
+  printf("%-22s %8.2f\n%-22s %8.2f\n", "the call alone", b[rounds / 2],
+         "its bracket, cheap", b[rounds + rounds / 2]);
+  free(b);
   return 0;
 }
