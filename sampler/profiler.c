@@ -17,7 +17,6 @@
 #include "vm-hooks/due.h"
 #include "vm-hooks/mark.h"
 #include "vm-hooks/native.h"
-#include "vm-hooks/resched.h"
 
 #define RELAXED memory_order_relaxed
 
@@ -380,7 +379,6 @@ int spy_detach(spy_vm *v) {
   if (atomic_load(&p->running)) spyH_settle(v, spyH_now());
   else spyH_settle_stops(v);
   spyH_quiet(v);
-  spyH_resched_unbind(v);
   spyS_drain_all(p);
   spyS_agg_name_missing(p->agg, &v->host);
   /* Keep the thread's exact totals. */

@@ -506,13 +506,14 @@ RETRYING(cheap_longest) {
 ** between the samples, each sampled call was a step of about half an
 ** interval, 500 us: every step listed was such a guess; started at the
 ** deadline, the sampler thread's late marks made steps of 2-5 ms out of
-** calls of 2 ms in contract/cheap_longest.) With the tick marker a begin
-** reads no clock unless the kernel preempted the thread since the last
-** one that did (vm-hooks/resched.h): a stall of the virtual machine
-** itself, which the guest's kernel does not see, just before a call is
-** found by the call's end, and the call becomes a step from the deadline
-** (steps of 0.3-9 ms for calls of 110 us once, in a make distcheck on
-** the loaded CI machine). Retried as the other share tests: once, then
+** calls of 2 ms in contract/cheap_longest.) Until 12-07, with the tick
+** marker a begin read no clock unless the kernel had preempted the thread
+** since the last one that did (Linux's rseq word): a stall of the virtual
+** machine itself, which the guest's kernel does not see, just before a
+** call was found by the call's end, and the call became a step from the
+** deadline (steps of 0.3-9 ms for calls of 110 us once, in a make
+** distcheck on the loaded CI machine); a begin reads the clock now.
+** Retried as the other share tests: once, then
 ** while the thread stalled (the thread's CPU time leaves out the
 ** machine's steal). Returns the thread's stall. */
 static double short_steps(spy_marker marker) {

@@ -38,7 +38,6 @@
 
 #include "vm-hooks/clock.h"
 #include "vm-hooks/mark.h"
-#include "vm-hooks/resched.h"
 #include "vm-hooks/slot.h"
 
 static uint64_t mono(void) {
@@ -168,9 +167,16 @@ static double rate_of(spy_marker m, uint64_t interval_ns, double run_ms,
 
 /* The thread marker needs the sampler thread on a CPU at every grid
 ** point: on a loaded machine it is late, and the rate drops (the very
-** weakness the other markers remove). So at 10 kHz only half is asked. */
+** weakness the other markers remove). So at 10 kHz only half is asked,
+** and at 1 kHz a miss is run once more (12-07, the full suite on the
+** project's guest: 90.0 % once, a hair under, in one of two runs). */
 static void rate_thread(void) {
-  T_ASSERT(rate_of(SPY_MARKER_THREAD, 1000 * US, 200, 0) >= RATE_MIN);
+  double r = rate_of(SPY_MARKER_THREAD, 1000 * US, 200, 0);
+  if (r < RATE_MIN) {
+    fprintf(stderr, "rate %.1f %% of the asked: once more\n", 100 * r);
+    r = rate_of(SPY_MARKER_THREAD, 1000 * US, 200, 0);
+  }
+  T_ASSERT(r >= RATE_MIN);
   T_ASSERT(rate_of(SPY_MARKER_THREAD, 100 * US, 200, 0) >= 0.5);
 }
 
@@ -406,7 +412,7 @@ static void unpin(void) {
 ** it, not to the code after it. With `competitor`, a busy thread shares
 ** the test thread's core: the thread is preempted every few milliseconds,
 ** and a deadline passed while it was out before a primitive's call is the
-** caller's (wall clock), found at the begin (vm-hooks/resched.h).
+** caller's (wall clock), found by the begin's clock read.
 **
 ** A first miss is run once more whatever the stall, as the contract
 ** tests' (tests/test_contract.h, again): a clean-clone CI run's check
@@ -504,11 +510,8 @@ static void leaves_tick_next_competitor(void) {
 ** primitive's call is the caller's: a method is interrupted by a signal
 ** whose handler sleeps 2 ms (wall clock: the method's time, as a
 ** preemption's would be), then calls a 5 us primitive. The primitive's
-** end finds the deadlines passed; without the begin's watch (or with a
-** deschedule check that misses the interruption: vm-hooks/resched.h) the
-** primitive takes the sleeps (78 % for 0.24 %). A signal, not a sleep in
-** the method: a signal's delivery is what every kernel with rseq reports,
-** as it does a preemption. */
+** end finds the deadlines passed; without the begin's clock read the
+** primitive takes the sleeps (78 % for 0.24 %). */
 static void nap_2ms(int sig) {
   (void)sig;
   struct timespec nap = {0, 2000000};
@@ -555,55 +558,68 @@ static void descheduled_before_call(void) {
   host_free(h, pr);
 }
 
-/* The kernel's half of vm-hooks/resched.h on this machine: the armed
-** word is cleared by a signal's delivery and by a preemption (a busy
-** thread on the same core). Skipped where glibc has no rseq for the
-** thread (valgrind, a tunable). */
-static void resched_word(void) {
-  spy_profiler *p = new_prof(0, SPY_MODE_POLL, NULL);
-  gt_host *h = gt_new(p);
-  T_ASSERT(h != NULL);
-  T_EQ_INT(gt_attach(h), 0);
-  spy_vm *v = h->vm;
-  if (!v->hot.sched_) {
-    T_EQ_INT(gt_detach(h), 0);
-    gt_free(h);
-    T_EQ_INT(spy_profiler_free(p), 0);
-    T_SKIP("no rseq registered for this thread");
+/* A deadline that passes in host code with no check in it, just before
+** a primitive's call, is the caller's too: no tick can go near there, and
+** only a clock read at the begin sees it. A method calls a 2 us
+** primitive, works 3 us with no poll and no check (the VM's own code
+** between two checks: an inlined loop, a stretch of C), calls a 0.3 us
+** primitive, and works 5 us polling. Until 12-07 a begin skipped the
+** clock read while the thread had not been preempted since the last one
+** that read it (Linux's rseq word), on the premise that the host's ticks
+** watch every stretch between two hooks: the short primitive's end took
+** the stretch's deadlines, 28-35 % for 3 % (the 2 us one's end watches
+** only its own). Each share within its tolerance and 1.5 pp: the near
+** visits' time, left out of the program's (leaves_ticking), moves 1-2 pp
+** from the method to the primitives here (6 runs, 12-07: the 2 us one
+** -1.2 to +1.5 pp, the 0.3 us one +0.6 to +1.1). */
+static void checkfree_before_call(void) {
+  for (int attempt = 1;; attempt++) {
+    spy_options o;
+    spy_options_init(&o);
+    o.marker = SPY_MARKER_TICK;
+    gt_std s;
+    gt_host *h = std_host(&o, &s, -1024, 0);
+    int pa = spy_prim_register(h->prof, "Long>>a", NULL, 0);
+    int pb = spy_prim_register(h->prof, "Short>>b", NULL, 0);
+    T_ASSERT(pa >= 0 && pb >= 0);
+    session ss;
+    start(h->prof, h, &ss);
+    uint64_t key = s.key_base + GT_K_MAIN, t0 = gt_now();
+    gt_enter(h, key);
+    while (gt_now() - t0 < 500 * MS) {
+      gt_prim(h, pa, 0, NULL, 2 * US);
+      gt_work_nopoll(h, 3 * US);
+      gt_prim(h, pb, 0, NULL, 300);
+      gt_work(h, 5 * US);
+    }
+    gt_leave(h);
+    spy_profile *pr = stop_take(h->prof, h, &ss);
+    double den = (double)gt_process_totals(pr), n = (double)pr->tallies;
+    double f = gt_stall(h);
+    int bad = 0;
+    const int prims[2] = {pa, pb};
+    for (int i = 0; i < 2; i++) {
+      double tr = truth_pct(h, h->t_prim[prims[i]]);
+      double pf = self_pct(pr, SPY_FRAME_PRIM, (uint64_t)prims[i], den);
+      double tol = share_tol_pp(tr / 100, n, f) + 1.5;
+      fprintf(stderr, "  prim %d: truth %.2f profile %.2f tol %.2f\n",
+              prims[i], tr, pf, tol);
+      bad += fabs(tr - pf) > tol;
+    }
+    double tr = truth_pct(h, h->t_method[key]);
+    double pf = self_pct(pr, SPY_FRAME_METHOD, key, den);
+    double tol = share_tol_pp(tr / 100, n, f) + 1.5;
+    fprintf(stderr, "  method: truth %.2f profile %.2f tol %.2f\n", tr, pf,
+            tol);
+    bad += fabs(tr - pf) > tol;
+    T_ASSERT(n > 1000);
+    host_free(h, pr);
+    if (!bad) return;
+    if (!retry_miss(attempt, f))
+      T_FAIL("%d leaf share(s) off (stalled %.0f%%)", bad, 100 * f);
+    fprintf(stderr, "attempt %d missed (stalled %.0f%%); retrying\n",
+            attempt, 100 * f);
   }
-  uint64_t *w = v->hot.sched_;
-  spyH_resched_arm(v);
-  T_ASSERT(__atomic_load_n(w, __ATOMIC_RELAXED) == v->hot.armed_);
-  struct sigaction sa, old;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = other_handler;
-  sigemptyset(&sa.sa_mask);
-  T_EQ_INT(sigaction(SIGUSR1, &sa, &old), 0);
-  pthread_kill(pthread_self(), SIGUSR1);
-  T_EQ_INT(sigaction(SIGUSR1, &old, NULL), 0);
-  T_ASSERT(__atomic_load_n(w, __ATOMIC_RELAXED) == 0);
-  /* A preemption: spin beside a busy thread on the same core until the
-  ** word is cleared (each has the core for a few ms at a time). */
-  pin_shared_cpu();
-  pthread_t th;
-  atomic_store(&spin_stop, 0);
-  T_EQ_INT(pthread_create(&th, NULL, spinner, NULL), 0);
-  spyH_resched_arm(v);
-  uint64_t t0 = gt_now();
-  while (__atomic_load_n(w, __ATOMIC_RELAXED) == v->hot.armed_ &&
-         gt_now() - t0 < 5000 * MS)
-    ;
-  uint64_t left = __atomic_load_n(w, __ATOMIC_RELAXED);
-  atomic_store(&spin_stop, 1);
-  pthread_join(th, NULL);
-  unpin();
-  T_ASSERT(left == 0);
-  /* Detach disarms: the word no longer names the library's section. */
-  spyH_resched_arm(v);
-  T_EQ_INT(gt_detach(h), 0);
-  T_ASSERT(__atomic_load_n(w, __ATOMIC_RELAXED) == 0);
-  gt_free(h);
-  T_EQ_INT(spy_profiler_free(p), 0);
 }
 
 /* The CPU clock under a competing busy thread on the same core. The host
@@ -671,6 +687,6 @@ const struct spy_test t_mark[] = {
     {"leaves_tick_next_competitor", leaves_tick_next_competitor, 0},
     {"cpu_clock_competitor", cpu_clock_competitor, 0},
     {"descheduled_before_call", descheduled_before_call, 0},
-    {"resched_word", resched_word, 0},
+    {"checkfree_before_call", checkfree_before_call, 0},
     {0, 0, 0},
 };

@@ -39,7 +39,6 @@
 #include "vm-hooks/mark.h"
 #include "vm-hooks/obs.h"
 #include "vm-hooks/record.h"
-#include "vm-hooks/resched.h"
 #include "vm-hooks/slot.h"
 #include "vm-hooks/walk.h"
 
@@ -384,23 +383,22 @@ static inline int trap_set(spy_vm *v) {
   return SPY_UNLIKELY(__atomic_load_n(&v->hot.trap_, __ATOMIC_RELAXED) != 0);
 }
 
-/* For a host that ticks with spy_tick_next, the ends of a primitive's or
-** GC's own part (its begin and end, a callback's begin) and a process
-** switch (the scheduler may have slept, idle) are where a deadline that
-** passed unwatched shows: no check of the host's runs inside, and it may
-** have begun before the thread went near. One clock read against the
-** deadline (in the program's time, vm-hooks/due.h); the hook's take then
-** charges it -- at the begin to the caller (a deadline that passed while
-** the thread was descheduled before the call, which the end would have
-** charged to the primitive; the inline begin comes here only when the
-** thread may have been descheduled since the last such read:
-** vm-hooks/resched.h), at the end to the primitive, at a switch to
-** the process switched from. (A host that marks otherwise, as the Lua host from its timer
-** signal with spy_tick, marks inside the primitive itself.) If at the end
-** the deadline is still ahead, the host's countdown was planned without
-** the time the primitive took, and its next tick could come after the
-** deadline: when the checks it still counts might reach that far, run
-** it out (spy_tick_word), so that the next check ticks and plans anew. */
+/* For a host that ticks with spy_tick_next, a primitive's or GC's own
+** part (its begin and end, a callback's begin) and a process switch (the
+** scheduler may have slept, idle) are where a deadline that passed
+** unwatched shows: no check of the host's runs inside a primitive, and
+** none may run in the host's code just before a call, or the thread may
+** have been descheduled there. One clock read against the deadline (in
+** the program's time, vm-hooks/due.h); the hook's take then charges it --
+** at the begin to the caller, at the end to the primitive, at a switch to
+** the process switched from. The inline begin and end come here once the
+** clock passes hot.until_ (<spyon/hooks.h>). (A host that marks
+** otherwise, as the Lua host from its timer signal with spy_tick, marks
+** inside the primitive itself.) If at the end the deadline is still
+** ahead, the host's countdown was planned without the time the primitive
+** took, and its next tick could come after the deadline: when the checks
+** it still counts might reach that far, run it out (spy_tick_word), so
+** that the next check ticks and plans anew. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline)) /* gcc kept it a call: 10 % of a bracket */
 #endif
@@ -517,7 +515,6 @@ static void prim_begin(spy_vm *v, int prim, unsigned n, uint64_t s0,
   const spyH_cfg *c = v->cfg;
   uint64_t start = 0, now = tc;
   watch(v, &now, 0);
-  if (v->tick_at) spyH_resched_arm(v); /* watched until now */
   if (trap_set(v)) {
     uint64_t t = clock_once(&now);
     take_due(v, t, 0);

@@ -5,7 +5,6 @@ libspyon_core_la_SOURCES += vm-hooks/clock.c vm-hooks/clock.h \
 	vm-hooks/mark.c vm-hooks/mark.h vm-hooks/obs.c vm-hooks/obs.h \
 	vm-hooks/record.c vm-hooks/record.h \
 	vm-hooks/cpuclock.h \
-	vm-hooks/resched.c vm-hooks/resched.h \
 	vm-hooks/walk.c vm-hooks/walk.h
 # Native stacks in long primitives need libunwind (configure
 # --with-libunwind); without it native-none.c says SPY_ENOTSUP.

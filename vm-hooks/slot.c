@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "vm-hooks/clock.h"
-#include "vm-hooks/resched.h"
 
 /* The stand-in: never attached, active or marked, so its hooks never leave
 ** their inline branch; spy_poll_slow_ still recognises it by address. */
@@ -81,7 +80,6 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
     ** set when a run is adopted (hooks.c). */
     v->hot.until_ = UINT64_MAX;
     v->drain_at = UINT64_MAX; /* a run sets it (hooks.c, adopt_run) */
-    spyH_resched_bind(v);
     for (uint32_t i = 0; i < cfg->max_prims; i++) {
       v->gap[i] = 1; /* the next call draws (vm-hooks/obs.h) */
       v->gap_tau[i] = v->obs_cap[i] = UINT64_MAX;

@@ -95,11 +95,6 @@ typedef struct spy_hot_ {
   uint64_t until_;    /* spy_tick_next hosts: the clock (TSC) before which
                          a primitive's ends need not read it; UINT64_MAX
                          for the other markers */
-  uint64_t *sched_;   /* this thread's rseq_cs word (Linux's restartable
-                         sequences), which the kernel clears when it
-                         preempts the thread; NULL without rseq */
-  uint64_t armed_;    /* what the library stores there (a begin that still
-                         finds it needs no clock read: vm-hooks/resched.h) */
   uint64_t rng_;      /* cost observations' priorities (xorshift64; the
                          slow paths draw) */
   int64_t *gap_;      /* [nprims_]: calls of the primitive until the next
@@ -327,6 +322,12 @@ static inline void spy_poll_take(spy_vm *v) { spy_poll_slow_(v); }
 ** everything (vm-hooks/hooks.c). */
 #if defined(__GNUC__) || defined(__clang__)
 #define SPY_STORE_RELAXED_(p, x) __atomic_store_n((p), (x), __ATOMIC_RELAXED)
+/* The watch of a spy_tick_next deadline: before hot.until_ none can have
+** passed; after it the slow path compares the clock with the deadline.
+** Ends and begins both read it: a deadline that passed before the call
+** -- in host code with no check in it, or while the thread was
+** descheduled -- is the caller's, and only the begin's clock read sees
+** it (tests mark/checkfree_before_call, mark/descheduled_before_call). */
 static inline int spy_clock_ok_(const spy_hot_ *h) {
   uint64_t u = h->until_;
   if (u == UINT64_MAX) return 1;
@@ -335,16 +336,6 @@ static inline int spy_clock_ok_(const spy_hot_ *h) {
 #else
   return 0;
 #endif
-}
-/* A begin's watch of a spy_tick_next deadline: one that passed before the
-** call is the caller's. Only a deschedule carries the thread past it
-** unseen, so while the thread has not been preempted since the last begin
-** that read the clock, one load instead of a read (vm-hooks/resched.h). */
-static inline int spy_begin_ok_(const spy_hot_ *h) {
-  if (h->until_ == UINT64_MAX) return 1;
-  const uint64_t *s = h->sched_;
-  if (s) return SPY_LOAD_RELAXED_(s) == h->armed_;
-  return spy_clock_ok_(h);
 }
 /* A bracket's first four bytes (kind, nsizes, timed, pad_) in one store:
 ** the ends read them in one load, and the CPU forwards a load from one
@@ -368,7 +359,7 @@ static inline int spy_prim_try_begin_(spy_vm *v, int prim, unsigned n,
   spy_hot_ *h = SPY_HOT_(v);
   unsigned i = h->nest_;
   if (!h->fast_ || (unsigned)prim >= h->nprims_ || h->gap_[prim] <= 1 ||
-      i >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_) || !spy_begin_ok_(h))
+      i >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_) || !spy_clock_ok_(h))
     return 0;
   h->gap_[prim]--;
   /* Only what an untimed bracket is read for: sizes past n are not read,
