@@ -93,8 +93,8 @@ typedef struct spy_hot_ {
                     may inline; SPY_FAST_TSC_ set: the clock is the TSC
                     (the library sets it; written by this thread only) */
   uint64_t until_;    /* spy_tick_next hosts: the clock (TSC) before which
-                         a primitive's ends need not read it; UINT64_MAX
-                         for the other markers */
+                         a primitive's begin and end need not look at the
+                         deadline; UINT64_MAX for the other markers */
   uint64_t rng_;      /* cost observations' priorities (xorshift64; the
                          slow paths draw) */
   int64_t *gap_;      /* [nprims_]: calls of the primitive until the next
