@@ -274,7 +274,7 @@ void gt_switch(gt_host *h, int idx);
 void gt_region_begin(gt_host *h, int r);
 void gt_region_end(gt_host *h);
 
-/* The host's longest steps sorted longest (by inner time) first; returns
+/* The host's longest steps sorted longest (by outer time) first; returns
 ** how many (<= GT_TOP) and points *out at the host's array. */
 int gt_longest(gt_host *h, const gt_step **out);
 
