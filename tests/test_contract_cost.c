@@ -269,8 +269,12 @@ static void reservoir_none(void) {
 ** slow paths make them longer than the loop's ~50 ns a call). Bound: 128
 ** plus twice that. When the sampler set
 ** the cap at its drains, every call before the first was timed, up to the
-** reservoir's margin (4 624 here): 7 000-11 000 of this loop's calls. */
-static void budget_from_start(void) {
+** reservoir's margin (4 624 here): 7 000-11 000 of this loop's calls.
+** The cap comes from the timed calls' mean so far, so a preemption among
+** the first 64 raises it for the next 64 (318 timed for a bound of 285
+** once in a full-suite run of 12-07, 104-134 in the runs around it): a
+** miss runs once more. */
+static int budget_run(void) {
   spy_options o;
   spy_options_init(&o);
   spy_profiler *p = new_prof(0, SPY_MODE_POLL, &o);
@@ -301,10 +305,16 @@ static void budget_from_start(void) {
   fprintf(stderr, "%llu calls timed in %.2f ms (%.0f ns each; bound %.0f), "
           "%zu kept\n", (unsigned long long)got, loop_ns / 1e6, mean, bound,
           pp->nobs);
-  T_ASSERT(got >= 64 && (double)got <= bound);
   spy_profile_free(pr);
   T_EQ_INT(spy_detach(v), 0);
   T_EQ_INT(spy_profiler_free(p), 0);
+  return got >= 64 && (double)got <= bound;
+}
+
+static void budget_from_start(void) {
+  if (budget_run()) return;
+  fprintf(stderr, "once more\n");
+  T_ASSERT(budget_run());
 }
 
 static void reservoir_threads(void) {
