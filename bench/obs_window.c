@@ -34,20 +34,30 @@ static int cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* One run: the empty primitive's observations' quantiles q[0..2]. */
-static int run(int exact, double q[3]) {
+/* A profiler started with the empty primitive registered and this
+** thread attached (host *h), with exact or cheap accounting and no sample
+** in the way; the primitive's id, or -1. */
+static int start_empty(int exact, spy_host *h, spy_profiler **p,
+                       spy_vm **v) {
   spy_options o;
   spy_options_init(&o);
   o.exact_prims = exact;
-  o.interval_ns = 1000000000; /* no sample in the way */
+  o.interval_ns = 1000000000;
+  memset(h, 0, sizeof *h);
+  h->walk = walk;
+  if (spy_profiler_new(p, &o) < 0) return -1;
+  int prim = spy_prim_register(*p, "Empty", "n", SPY_PRIM_COST);
+  if (prim < 0 || spy_attach(*p, h, v) < 0 || spy_start(*p) < 0) return -1;
+  return prim;
+}
+
+/* One run: the empty primitive's observations' quantiles q[0..2]. */
+static int run(int exact, double q[3]) {
   spy_profiler *p;
   spy_vm *v;
   spy_host h;
-  memset(&h, 0, sizeof h);
-  h.walk = walk;
-  if (spy_profiler_new(&p, &o) < 0) return -1;
-  int prim = spy_prim_register(p, "Empty", "n", SPY_PRIM_COST);
-  if (prim < 0 || spy_attach(p, &h, &v) < 0 || spy_start(p) < 0) return -1;
+  int prim = start_empty(exact, &h, &p, &v);
+  if (prim < 0) return -1;
   volatile int sink = 0;
   for (int i = 0; i < 2000000; i++) {
     spy_prim_begin1(v, prim, 1);
@@ -85,17 +95,11 @@ __attribute__((noinline)) static void empty(volatile int *sink) {
 ** bracketed (cheap accounting, no sample in the way). */
 static int run_bracket(double ns[2]) {
   enum { CHUNK = 1000000, CHUNKS = 20 };
-  spy_options o;
-  spy_options_init(&o);
-  o.interval_ns = 1000000000;
   spy_profiler *p;
   spy_vm *v;
   spy_host h;
-  memset(&h, 0, sizeof h);
-  h.walk = walk;
-  if (spy_profiler_new(&p, &o) < 0) return -1;
-  int prim = spy_prim_register(p, "Empty", "n", SPY_PRIM_COST);
-  if (prim < 0 || spy_attach(p, &h, &v) < 0 || spy_start(p) < 0) return -1;
+  int prim = start_empty(0, &h, &p, &v);
+  if (prim < 0) return -1;
   volatile int sink = 0;
   ns[0] = ns[1] = 1e300;
   for (int k = 0; k < CHUNKS; k++) {
