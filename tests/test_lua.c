@@ -480,8 +480,10 @@ static void t_nested_in_callback(void) {
         T_FAIL("table.sort under %s", above);
     }
     T_ASSERT(r > 0.15);
-    T_ASSERT(a > 0.05); /* 0.41-0.51; under ASan, which slows the hooks
-                           but not liblua, 0.15 */
+    /* 0.41-0.51. Under ASan, which slows the wrappers and the C library
+    ** but not liblua, the work after is 6 % of the run unprofiled (12-07:
+    ** sort 3.97 s, after 0.26 s; 0.15 once): 0.047-0.074 read. */
+    T_ASSERT(a > (T_ASAN ? 0.02 : 0.05));
     T_ASSERT(a - a_self < 0.005);
     spy_profile_free(p);
   }
