@@ -134,10 +134,8 @@ static void close_top(spy_vm *v, uint64_t *now) {
   changed(v);
   switch (b.kind) {
   case SPYH_B_PRIM: {
-    if (b.id < 0) break;
+    if (b.id < 0 || !b.timed) break; /* cheap: a call no sample fell in */
     spyH_pstat *ps = &v->pstat[b.id];
-    st(&ps->calls, ld(&ps->calls) + 1);
-    if (!b.timed) break; /* cheap accounting: a call no sample fell in */
     uint64_t dur = own(&b, clock_once(now));
     if (v->cfg->exact_prims) add(&ps->ticks, dur);
     if (dur > ld(&ps->max)) st(&ps->max, dur);
@@ -430,7 +428,10 @@ uint64_t spyH_settle_stops(spy_vm *v) {
 static inline void settle_stop(spy_vm *v) {
   if (ld(&v->stopq_r) == ld(&v->stopq_w)) return;
   uint64_t e = spyH_settle_stops(v);
-  if (e && !spyH_go_quiet(v, e)) v->tracking = 0, v->hot.fast_ = 0;
+  if (e && !spyH_go_quiet(v, e)) {
+    v->tracking = 0, v->hot.fast_ = 0;
+    spyH_until(v);
+  }
 }
 
 /* Entry to every slow path (never reached for the stopped stand-in, which
@@ -463,6 +464,7 @@ void spyH_quiet(spy_vm *v) {
   spyH_set_active(v, 0);
   v->tracking = 0;
   v->hot.fast_ = 0;
+  spyH_until(v);
 }
 
 /* The bracketing hooks run millions of times, and a clock read costs
@@ -525,12 +527,15 @@ static void prim_begin(spy_vm *v, int prim, unsigned n, uint64_t s0,
   int32_t id = prim >= 0 && (uint32_t)prim < np ? prim : -1;
   uint8_t timed = 0;
   uint64_t prio = 0;
-  if (c->exact_prims) {
-    timed = 2;
-  } else if (id >= 0 && (c->prim_flags[id] & SPY_PRIM_COST) && c->reservoir) {
-    timed = spyH_obs_next(v, id, &prio) ? 2 : 0;
-  } else if (id >= 0) {
-    v->gap[id] = INT64_MAX; /* never timed: the inline begin counts on */
+  if (id >= 0) {
+    spyH_pstat *ps = &v->pstat[id];
+    st(&ps->calls, ld(&ps->calls) + 1); /* counted at begin, as inline */
+    if (c->exact_prims)
+      timed = 2;
+    else if ((c->prim_flags[id] & SPY_PRIM_COST) && c->reservoir)
+      timed = spyH_obs_next(v, id, &prio) ? 2 : 0;
+    else
+      st(&ps->draw_at, UINT64_MAX); /* never timed: the inline begin on */
   }
   uint32_t i = spyH_nest(v);
   set_nest(v, i + 1);
@@ -598,7 +603,6 @@ void spy_prim_end_slow_(spy_vm *v) {
   spyH_bracket *b = n <= SPY_NEST_MAX ? &v->b[n - 1] : NULL;
   if (b && b->kind == SPYH_B_PRIM && !b->timed && !v->cfg->native) {
     set_nest(v, n - 1);
-    if (b->id >= 0) add(&v->pstat[b->id].calls, 1);
   } else {
     end_kind(v, SPYH_B_PRIM, &now);
   }

@@ -15,10 +15,12 @@
 
 void spyH_obs_adopt(spy_vm *v) {
   for (uint32_t i = 0; i < v->cfg->max_prims; i++) {
-    v->gap[i] = 1; /* the next call draws, under no threshold yet */
-    v->gap_tau[i] = UINT64_MAX;
     v->calls0[i] = atomic_load_explicit(&v->pstat[i].calls,
                                         memory_order_relaxed);
+    /* the next call draws, under no threshold yet */
+    atomic_store_explicit(&v->pstat[i].draw_at, v->calls0[i] + 1,
+                          memory_order_relaxed);
+    v->gap_tau[i] = UINT64_MAX;
     v->obs_n[i] = v->obs_ticks[i] = 0;
     v->obs_cap[i] = UINT64_MAX;
   }
@@ -69,17 +71,21 @@ int64_t spyH_obs_gap(uint64_t t, uint64_t r) {
 }
 
 int spyH_obs_next(spy_vm *v, int32_t id, uint64_t *prio) {
-  if (v->gap[id] > 1) {
-    v->gap[id]--;
-    return 0;
-  }
+  uint64_t calls = atomic_load_explicit(&v->pstat[id].calls,
+                                        memory_order_relaxed);
+  uint64_t at = atomic_load_explicit(&v->pstat[id].draw_at,
+                                     memory_order_relaxed);
+  if (calls < at) return 0;
   uint64_t t = spyH_obs_tau(v, id), x = spyH_obs_draw(v);
   uint64_t drawn = v->gap_tau[id];
   /* uniform under the threshold the count was drawn for */
   if (drawn != UINT64_MAX)
     x = (uint64_t)(((unsigned __int128)x * drawn) >> 64);
   *prio = x;
-  v->gap[id] = spyH_obs_gap(t, spyH_obs_draw(v));
+  uint64_t gap = (uint64_t)spyH_obs_gap(t, spyH_obs_draw(v));
+  atomic_store_explicit(&v->pstat[id].draw_at,
+                        gap < UINT64_MAX - calls ? calls + gap : UINT64_MAX,
+                        memory_order_relaxed);
   v->gap_tau[id] = t;
   return x < t;
 }

@@ -26,10 +26,11 @@
 ** only those (spyH_obs_next): the calls whose priority falls under a
 ** threshold t are each call with probability t / 2^64, independently; so
 ** the count of calls up to the next such one is geometric, and the thread
-** draws that count (v->gap, for the threshold v->gap_tau) and then, at
-** that call, its priority, uniform under the threshold the count was
-** drawn for. The inline begin only counts down (hot.gap_: one decrement,
-** no draw); the call that reaches 1 goes to the slow path, which draws.
+** draws that count (the call count it reaches: pstat's draw_at, for the
+** threshold v->gap_tau) and then, at that call, its priority, uniform
+** under the threshold the count was drawn for. The inline begin only
+** counts the call and compares (hot.calls_: no draw); the call that
+** reaches draw_at goes to the slow path, which draws.
 ** The threshold may have fallen since the count was drawn (it never
 ** rises within a run): the call is timed if its priority is under the
 ** threshold now -- the thinning that makes it each call with probability
@@ -92,10 +93,10 @@ SPY_INTERNAL void spyH_obs_adopt(spy_vm *v);
 ** primitive id: the published threshold and the two limits above. */
 SPY_INTERNAL uint64_t spyH_obs_tau(spy_vm *v, int32_t id);
 
-/* A call of primitive id that reached the slow path: counts it towards
-** the next call that draws a priority; if it is that call, draws its
-** priority into *prio, the count to the next, and returns 1 if it is to
-** be timed (its priority under the threshold now). */
+/* A call of primitive id that reached the slow path, counted already: if
+** it is the next call that draws a priority, draws its priority into
+** *prio and the count of the next, and returns 1 if it is to be timed
+** (its priority under the threshold now); else 0. */
 SPY_INTERNAL int spyH_obs_next(spy_vm *v, int32_t id, uint64_t *prio);
 
 /* The count of calls up to and including the next whose priority falls

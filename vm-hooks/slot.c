@@ -59,7 +59,6 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
   v->cur_keys = calloc(keys, sizeof(uint64_t));
   v->prev_keys = calloc(keys, sizeof(uint64_t));
   v->pstat = calloc(cfg->max_prims, sizeof *v->pstat);
-  v->gap = malloc(cfg->max_prims * sizeof *v->gap);
   v->gap_tau = malloc(cfg->max_prims * sizeof *v->gap_tau);
   v->calls0 = calloc(cfg->max_prims, sizeof *v->calls0);
   v->obs_n = calloc(cfg->max_prims, sizeof *v->obs_n);
@@ -69,7 +68,7 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
   v->saved = calloc(cfg->saved_processes, sizeof *v->saved);
   int rc = SPY_ENOMEM;
   if (v->walk_buf && (v->copy || !v->copy_cap) && v->cur_keys &&
-      v->prev_keys && v->pstat && v->gap && v->gap_tau && v->calls0 &&
+      v->prev_keys && v->pstat && v->gap_tau && v->calls0 &&
       v->obs_n && v->obs_ticks && v->obs_cap && v->longest &&
       v->saved &&
       (rc = spyH_ring_init(&v->ring, o->ring_bytes)) == 0 &&
@@ -78,15 +77,13 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
        (rc = spyH_ring_init(&v->native_ring, SPYH_NATIVE_RING)) == 0)) {
     /* What the inline fast paths read (<spyon/hooks.h>); hot.fast_ is
     ** set when a run is adopted (hooks.c). */
-    v->hot.until_ = UINT64_MAX;
+    v->hot.until_ = 0; /* hot.fast_ 0 (vm-hooks/due.h, spyH_until) */
     v->drain_at = UINT64_MAX; /* a run sets it (hooks.c, adopt_run) */
     for (uint32_t i = 0; i < cfg->max_prims; i++) {
-      v->gap[i] = 1; /* the next call draws (vm-hooks/obs.h) */
+      v->pstat[i].draw_at = 1; /* the next call draws (vm-hooks/obs.h) */
       v->gap_tau[i] = v->obs_cap[i] = UINT64_MAX;
     }
-    v->hot.gap_ = v->gap;
     v->hot.calls_ = (uint64_t *)(void *)v->pstat;
-    v->hot.calls_stride_ = sizeof(spyH_pstat) / sizeof(uint64_t);
     v->hot.nprims_ = cfg->max_prims;
     v->hot.b_ = v->b;
     *out = v;
@@ -112,7 +109,6 @@ void spyH_slot_free(spy_vm *v) {
   free(v->cur_keys);
   free(v->prev_keys);
   free(v->pstat);
-  free(v->gap);
   free(v->gap_tau);
   free(v->calls0);
   free(v->obs_n);

@@ -138,11 +138,16 @@ typedef struct spyH_name {
 /* Exact per-primitive totals kept by the interpreter thread. Relaxed atomics
 ** so that a snapshot taken while running is well defined. */
 typedef struct spyH_pstat {
-  atomic_uint_least64_t calls, ticks, max; /* calls first: hot.calls_ */
+  atomic_uint_least64_t calls; /* counted at begin */
+  /* Cost observations (vm-hooks/obs.h): the count of the next call that
+  ** draws a priority (interpreter thread only). calls and draw_at first,
+  ** in this order: hot.calls_. */
+  atomic_uint_least64_t draw_at;
+  atomic_uint_least64_t ticks, max;
 } spyH_pstat;
 _Static_assert(sizeof(atomic_uint_least64_t) == sizeof(uint64_t) &&
-                   sizeof(spyH_pstat) % sizeof(uint64_t) == 0,
-               "the inline hooks count calls as uint64_t words");
+                   sizeof(spyH_pstat) == SPY_PRIM_WORDS_ * sizeof(uint64_t),
+               "the inline hooks read calls and draw_at as uint64_t words");
 
 /* One open bracket of the running process (vm-hooks/hooks.c). */
 enum { SPYH_B_PRIM = 1, SPYH_B_CALLBACK, SPYH_B_GC, SPYH_B_REGION };
@@ -209,11 +214,9 @@ struct spy_vm {
   atomic_uint_least64_t full_walks, frames_walked;
   atomic_uint_least64_t pid_pub;
   spyH_pstat *pstat;         /* [cfg->max_prims] */
-  /* Cost observations (vm-hooks/obs.h): per primitive, the calls until
-  ** the next one that draws a priority (what hot.gap_ points to), the
-  ** threshold that count was drawn for, and the call count when the run
+  /* Cost observations (vm-hooks/obs.h): per primitive, the threshold
+  ** pstat's draw_at was drawn for, and the call count when the run
   ** began. */
-  int64_t *gap;              /* [cfg->max_prims] */
   uint64_t *gap_tau;         /* [cfg->max_prims] */
   uint64_t *calls0;          /* [cfg->max_prims] */
   /* The timing budget (spy_options.obs_budget, vm-hooks/obs.h):

@@ -23,12 +23,11 @@
 typedef struct lspy_wrap {
   lspy *s;
   /* Its wrapper's call: the fast path for its kind of sizes (lspylib.c,
-  ** call_fast). */
+  ** call_fast) where it may be taken (set_prim: registered, s->lazy_cb,
+  ** not LSPY_W_ITER), else call_full. */
   int (*call)(lua_State *L, struct lspy_wrap *w);
   lua_CFunction orig;
   int prim;            /* spyon primitive id, or -1 before registration */
-  int lean;            /* the fast path may be taken (lspylib.c, set_prim:
-                          registered, s->lazy_cb, not LSPY_W_ITER) */
   lspy_sizes sizes;
   int special;         /* LSPY_W_*: extra behaviour of this wrapper */
   int slot;            /* its wrapper's slot (lspylib.c), or -1 */

@@ -107,9 +107,11 @@ static size_t str_len_at(lua_State *L, long ci_off, long top_off, int i) {
   return o < top ? slot_str_len(o) : 0;
 }
 
-/* The length of argument i if it is a string, else 0. */
-static inline size_t str_len(const lspy *s, lua_State *L, int i) {
-  if (s->top_off >= 0) return str_len_at(L, s->ci_off, s->top_off, i);
+/* The length of argument i if it is a string, else 0: read from the
+** stack where its layout was checked (`direct`: s->top_off >= 0), else
+** through liblua. */
+static inline size_t str_len(const lspy *s, lua_State *L, int i, int direct) {
+  if (direct) return str_len_at(L, s->ci_off, s->top_off, i);
   return lua_type(L, i) == LUA_TSTRING ? lua_rawlen(L, i) : 0;
 }
 
@@ -174,9 +176,9 @@ long lspyL_check_args(lspy *s, lua_State *L) {
 }
 
 /* The total length of the string arguments (LSPY_SZ_SARGS). */
-static inline size_t str_lens(const lspy *s, lua_State *L) {
+static inline size_t str_lens(const lspy *s, lua_State *L, int direct) {
   size_t a = 0;
-  if (s->top_off >= 0) {
+  if (direct) {
     const char *func, *top;
     frame_at(L, s->ci_off, s->top_off, &func, &top);
     for (const char *o = func + SLOT_BYTES; o < top; o += SLOT_BYTES)
@@ -184,34 +186,35 @@ static inline size_t str_lens(const lspy *s, lua_State *L) {
     return a;
   }
   int n = lua_gettop(L);
-  for (int i = 1; i <= n; i++) a += str_len(s, L, i);
+  for (int i = 1; i <= n; i++) a += str_len(s, L, i, 0);
   return a;
 }
 
 /* A bracketed call's operand sizes, read from the arguments now on the
 ** stack: a string's length (str_len; 0 for anything else), a table's
-** border (lua_rawlen, raw), a count. Returns how many (0..2), in *a, *b. */
+** border (lua_rawlen, raw), a count. Returns how many (0..2), in *a, *b.
+** `direct`: string lengths are read from the stack (str_len). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
-static inline unsigned call_sizes(const lspy *s, lspy_sizes sz, lua_State *L,
-                                  uint64_t *a, uint64_t *b) {
+static inline unsigned call_sizes(const lspy *s, lspy_sizes sz, int direct,
+                                  lua_State *L, uint64_t *a, uint64_t *b) {
   switch (sz) {
   case LSPY_SZ_NONE: return 0;
-  case LSPY_SZ_S1: *a = str_len(s, L, 1); return 1;
+  case LSPY_SZ_S1: *a = str_len(s, L, 1, direct); return 1;
   case LSPY_SZ_S1S2:
-    *a = str_len(s, L, 1);
-    *b = str_len(s, L, 2);
+    *a = str_len(s, L, 1, direct);
+    *b = str_len(s, L, 2, direct);
     return 2;
   case LSPY_SZ_S1N2: {
-    *a = str_len(s, L, 1);
+    *a = str_len(s, L, 1, direct);
     lua_Integer n = lua_tointeger(L, 2);
     *b = n > 0 ? (uint64_t)n : 0;
     return 2;
   }
   case LSPY_SZ_T1: *a = lua_rawlen(L, 1); return 1;
   case LSPY_SZ_NARGS: *a = (uint64_t)lua_gettop(L); return 1;
-  case LSPY_SZ_SARGS: *a = str_lens(s, L); return 1;
+  case LSPY_SZ_SARGS: *a = str_lens(s, L, direct); return 1;
   case LSPY_SZ_N1: {
     lua_Integer n = lua_tointeger(L, 1);
     *a = n > 0 ? (uint64_t)n : 0;
@@ -225,7 +228,7 @@ static inline unsigned call_sizes(const lspy *s, lspy_sizes sz, lua_State *L,
 static void prim_begin(lspy *s, int prim, lspy_sizes sz, lua_State *L) {
   spy_vm *v = s->v;
   uint64_t a = 0, b = 0;
-  switch (call_sizes(s, sz, L, &a, &b)) {
+  switch (call_sizes(s, sz, s->top_off >= 0, L, &a, &b)) {
   case 0: spy_prim_begin(v, prim); break;
   case 1: spy_prim_begin1(v, prim, a); break;
   default: spy_prim_begin2(v, prim, a, b); break;
@@ -273,56 +276,76 @@ static int call_wrapped_full(lua_State *L, lspy_wrap *w) {
 }
 
 /* A bracketed call's end when the library's inline end could not do it
-** (a sample due, the call timed, a mark stuck): out of line, so that the
-** fast path below keeps few registers. */
+** (a sample due, the call timed): out of line, so that the fast path
+** below keeps few registers. A sample's walk may have filled the map
+** (lwalk.c): this is where the fast path grows it. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
 static void prim_end_slow(lspy *s) {
   lspyC_prim_end(s);
+  if (s->map_full) lspyC_map_grow(s);
 }
 
-/* A bracketed call, its fast path: one copy per kind of operand sizes
-** (sz a constant; the wrap's `call`, set from call_fast_fns), so that the
-** sizes are read without a switch. Most calls are made with callbacks
-** found late, no primitive open (not from code called back), no sample
-** due, the call not drawn to be timed, and nothing to do after: those
-** read the sizes, enter the primitive with the library's inline try
-** (spy_prim_try_begin*), note the frame, and leave with spy_prim_try_end,
-** straight through. Anything else goes to call_wrapped_full before
-** anything has changed, or to prim_end_slow after the call.
+/* A bracketed call, its fast path: one copy per kind of operand sizes and
+** way of reading string lengths (sz and direct constants; the wrap's
+** `call`, set from call_fast_fns), so that the sizes are read without a
+** switch or a test, and the copies that read them from the stack call
+** nothing but the function wrapped (fewer registers to save). Most calls
+** are made with callbacks found late, no primitive open (not from code
+** called back), no sample due, the call not drawn to be timed, and
+** nothing to do after: those read the sizes, enter the primitive with
+** the library's inline try (spy_prim_try_begin*), note the frame, and
+** leave with spy_prim_try_end, straight through. Anything else goes to call_wrapped_full before
+** anything has changed, or to prim_end_slow after the call. The tries
+** fail with brackets SPY_NEST_MAX deep, so d indexes the notes when the
+** begin succeeds; and with a mark pending, which a stuck mark (lspy.c,
+** on_tick) is until it is taken, by a slow path that also unsticks it
+** (lspyC_event): s->stuck needs no test of its own here. Nor does
+** s->map_full: only a sample's walk fills the map, and the slow paths
+** that take one grow it after.
 ** (bench/lua/lua_inproc, strings.lua: bracketing cost 4.9 % of the Lua
 ** thread before 11-25, 3.7 % with a straight path and the notes and
 ** fields it uses in two cache lines, lspy_int.h. Since 12-07 the tries,
 ** one copy per kind and two registers saved, not six: the wrapper's own
 ** instructions a call 162 -> 121 on strings.lua, callgrind; 111 with the
-** inline begin's counted draw, vm-hooks/obs.h.) */
+** inline begin's counted draw, vm-hooks/obs.h; 12-07 evening 85, with
+** calls counted at begin (the end pops only), the inline hooks' test of
+** hot.fast_ folded into their clock test, the wrap's lean flag into its
+** `call`, the direct copies and no tests of s->stuck and s->map_full:
+** bench/lua/ab.sh, 9 rounds, 5.4 % -> 2.9 % of the Lua thread.) */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
-static inline int call_fast(lua_State *L, lspy_wrap *w, lspy_sizes sz) {
+static inline int call_fast(lua_State *L, lspy_wrap *w, lspy_sizes sz,
+                            int direct) {
   lspy *s = w->s;
-  spy_vm *v = s->v;
-  if (!spy_profiling(v)) return w->orig(L);
-  unsigned d = spy_nest_save(v);
-  if (SPY_UNLIKELY(!w->lean || s->stuck || d >= SPY_NEST_MAX ||
-                   (d > 0 && spy_prim_open(v))))
-    return call_wrapped_full(L, w);
+  if (!spy_profiling(s->v)) return w->orig(L);
   uint64_t a = 0, b = 0;
-  unsigned n = call_sizes(s, sz, L, &a, &b);
+  unsigned n = call_sizes(s, sz, direct, L, &a, &b);
+  spy_vm *v = s->v;
+  unsigned d = spy_nest_save(v);
+  if (SPY_UNLIKELY(d > 0 && spy_prim_open(v))) return call_wrapped_full(L, w);
   if (!(n == 0   ? spy_prim_try_begin(v, w->prim)
         : n == 1 ? spy_prim_try_begin1(v, w->prim, a)
                  : spy_prim_try_begin2(v, w->prim, a, b)))
     return call_wrapped_full(L, w);
   s->pci[d] = (lspy_note){lspyC_ci(s, L), L};
   int r = w->orig(L);
-  if (SPY_UNLIKELY(s->stuck) || !spy_prim_try_end(s->v)) prim_end_slow(s);
-  if (SPY_UNLIKELY(s->map_full)) lspyC_map_grow(s);
+  if (!spy_prim_try_end(s->v)) prim_end_slow(s);
   return r;
 }
 
 #define CALL_FAST(name, sz)                                                 \
-  static int name(lua_State *L, lspy_wrap *w) { return call_fast(L, w, sz); }
+  static int name##_direct(lua_State *L, lspy_wrap *w) {                    \
+    return call_fast(L, w, sz, 1);                                          \
+  }                                                                         \
+  static int name(lua_State *L, lspy_wrap *w) { return call_fast(L, w, sz, 0); }
+/* A wrap whose fast path may not be taken (set_prim). */
+static int call_full(lua_State *L, lspy_wrap *w) {
+  if (!spy_profiling(w->s->v)) return w->orig(L);
+  return call_wrapped_full(L, w);
+}
 CALL_FAST(call_none, LSPY_SZ_NONE)
 CALL_FAST(call_s1, LSPY_SZ_S1)
 CALL_FAST(call_s1s2, LSPY_SZ_S1S2)
@@ -331,17 +354,20 @@ CALL_FAST(call_t1, LSPY_SZ_T1)
 CALL_FAST(call_nargs, LSPY_SZ_NARGS)
 CALL_FAST(call_sargs, LSPY_SZ_SARGS)
 CALL_FAST(call_n1, LSPY_SZ_N1)
-/* By lspy_sizes. */
-static int (*const call_fast_fns[])(lua_State *, lspy_wrap *) = {
-    call_none, call_s1, call_s1s2, call_s1n2,
-    call_t1,   call_nargs, call_sargs, call_n1};
+/* By direct, then lspy_sizes. */
+static int (*const call_fast_fns[2][8])(lua_State *, lspy_wrap *) = {
+    {call_none, call_s1, call_s1s2, call_s1n2, call_t1, call_nargs,
+     call_sargs, call_n1},
+    {call_none_direct, call_s1_direct, call_s1s2_direct, call_s1n2_direct,
+     call_t1_direct, call_nargs_direct, call_sargs_direct, call_n1_direct}};
 
 /* A wrap's fast path may be taken once its primitive is registered, with
 ** callbacks found late (else they are wrapped), unless it returns an
 ** iterator to wrap: call_wrapped_full does those. */
 static void set_prim(lspy_wrap *w, int prim) {
   w->prim = prim;
-  w->lean = prim >= 0 && w->s->lazy_cb && w->special != LSPY_W_ITER;
+  int lean = prim >= 0 && w->s->lazy_cb && w->special != LSPY_W_ITER;
+  w->call = lean ? call_fast_fns[w->s->top_off >= 0][w->sizes] : call_full;
 }
 
 void lspyL_set_lean(lspy *s) {
@@ -430,7 +456,6 @@ static lspy_wrap *find_wrap(lspy *s, lua_CFunction f, const char *label,
   w->orig = f;
   w->sizes = sizes;
   w->special = special;
-  w->call = call_fast_fns[sizes];
   set_prim(w, -1);
   w->next = s->wraps;
   s->wraps = w;

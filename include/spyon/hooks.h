@@ -94,17 +94,20 @@ typedef struct spy_hot_ {
                     (the library sets it; written by this thread only) */
   uint64_t until_;    /* spy_tick_next hosts: the clock (TSC) before which
                          a primitive's begin and end need not look at the
-                         deadline; UINT64_MAX for the other markers */
+                         deadline; UINT64_MAX for the other markers; 0
+                         while fast_ is 0 (a primitive's inline begin and
+                         end test only this) */
   uint64_t rng_;      /* cost observations' priorities (xorshift64; the
                          slow paths draw) */
-  int64_t *gap_;      /* [nprims_]: calls of the primitive until the next
-                         one that draws a priority, counting it (a
-                         geometric count: vm-hooks/obs.h); written by
-                         this thread only */
-  uint64_t *calls_;   /* call counts, every calls_stride_ words */
+  uint64_t *calls_;   /* [nprims_ * SPY_PRIM_WORDS_]: per primitive its
+                         call count (counted at begin), then the count of
+                         the next call that draws a priority (a geometric
+                         count: vm-hooks/obs.h; written by this thread
+                         only), then the library's */
   spy_bracket_ *b_;   /* [SPY_NEST_MAX] the brackets */
-  unsigned nprims_, calls_stride_;
+  unsigned nprims_;
 } spy_hot_;
+#define SPY_PRIM_WORDS_ 4 /* hot.calls_: words per primitive */
 
 #define SPY_HOT_(v) ((spy_hot_ *)(void *)(v))
 
@@ -317,7 +320,7 @@ static inline void spy_poll_take(spy_vm *v) { spy_poll_slow_(v); }
 /* The primitive hooks' fast path (private), inlined with GCC and clang:
 ** when nothing but the bracket is to be done -- no sample due, the call
 ** not drawn for a cost observation, no deadline of spy_tick_next near --
-** begin pushes the bracket and end pops it and counts the call, without a
+** begin counts the call and pushes the bracket and end pops it, without a
 ** call into the library. Anything else goes to the slow path, which does
 ** everything (vm-hooks/hooks.c). */
 #if defined(__GNUC__) || defined(__clang__)
@@ -350,18 +353,22 @@ static inline void spy_bracket_head_(spy_bracket_ *k, uint8_t kind,
   __builtin_memcpy(k, head, sizeof head);
 }
 /* The fast paths as a test and a commit: each does its whole work and
-** returns 1, or returns 0 having changed nothing -- not even the count
-** towards the next call that draws a priority, which the slow path then
-** counts (a call that draws is always the slow path's). */
+** returns 1, or returns 0 having changed nothing -- not even the call
+** count, which the slow path then counts (a call that draws a priority is
+** always the slow path's). A call is counted at its begin, so that an
+** end has only the bracket to pop. */
 static inline int spy_prim_try_begin_(spy_vm *v, int prim, unsigned n,
                                       uint64_t a, uint64_t b, uint64_t c,
                                       uint64_t d) {
   spy_hot_ *h = SPY_HOT_(v);
   unsigned i = h->nest_;
-  if (!h->fast_ || (unsigned)prim >= h->nprims_ || h->gap_[prim] <= 1 ||
-      i >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_) || !spy_clock_ok_(h))
+  if ((unsigned)prim >= h->nprims_ || i >= SPY_NEST_MAX ||
+      SPY_LOAD_RELAXED_(&h->trap_))
     return 0;
-  h->gap_[prim]--;
+  uint64_t *count = h->calls_ + (size_t)(unsigned)prim * SPY_PRIM_WORDS_;
+  uint64_t calls = SPY_LOAD_RELAXED_(count) + 1;
+  if (calls >= count[1] || !spy_clock_ok_(h)) return 0;
+  SPY_STORE_RELAXED_(count, calls);
   /* Only what an untimed bracket is read for: sizes past n are not read,
   ** t0, prio, excl and gc0 are set when a sample times it. */
   spy_bracket_ *k = &h->b_[i];
@@ -378,13 +385,9 @@ static inline int spy_prim_try_begin_(spy_vm *v, int prim, unsigned n,
 static inline int spy_prim_try_end_(spy_vm *v) {
   spy_hot_ *h = SPY_HOT_(v);
   unsigned n = h->nest_;
-  if (!h->fast_ || n - 1 >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_))
-    return 0;
+  if (n - 1 >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_)) return 0;
   const spy_bracket_ *k = &h->b_[n - 1];
-  if (k->kind != SPY_B_PRIM_ || k->timed || k->id < 0 || !spy_clock_ok_(h))
-    return 0;
-  uint64_t *c = h->calls_ + (unsigned)k->id * h->calls_stride_;
-  SPY_STORE_RELAXED_(c, SPY_LOAD_RELAXED_(c) + 1);
+  if (k->kind != SPY_B_PRIM_ || k->timed || !spy_clock_ok_(h)) return 0;
   SPY_STORE_RELAXED_(&h->nest_, n - 1);
   return 1;
 }
