@@ -30,7 +30,7 @@ total() { sed -n 's/.*Collected : //p' "$1"; }
 # how many calls they made (the bracketed calls)
 wrapped() {
   callgrind_annotate --auto=no --threshold=100 "$1" 2>/dev/null |
-    awk '/:call_(none|s1|s1s2|s1n2|t1|nargs|sargs|n1|full)(_direct)?( |$)/ {
+    awk '/:call_(none|s1|s1s2|s1n2|t1|nargs|sargs|n1)(_direct)?( |$)/ {
            gsub(",", "", $1); s += $1 } END { print s + 0 }'
 }
 calls() {

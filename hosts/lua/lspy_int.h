@@ -24,7 +24,7 @@ typedef struct lspy_wrap {
   lspy *s;
   /* Its wrapper's call: the fast path for its kind of sizes (lspylib.c,
   ** call_fast) where it may be taken (set_prim: registered, s->lazy_cb,
-  ** not LSPY_W_ITER), else call_full. */
+  ** not LSPY_W_ITER), else call_wrapped_full; called while profiling. */
   int (*call)(lua_State *L, struct lspy_wrap *w);
   lua_CFunction orig;
   int prim;            /* spyon primitive id, or -1 before registration */
