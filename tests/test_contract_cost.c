@@ -261,6 +261,87 @@ static void reservoir_none(void) {
   T_EQ_INT(spy_profiler_free(p), 0);
 }
 
+/* Every call is counted once, whichever path took it: since 12-07 a call
+** is counted at its begin (the inline begin, or the slow path's when a
+** sample is due there, the call is drawn for a cost observation or the
+** primitive records none), and no end counts. Calls of a primitive that
+** records costs and of one that does not, at 50 kHz so that samples fall
+** due at begins and ends alike, plain, nested 40 deep (past
+** SPY_NEST_MAX: the deepest are counted but not tracked), closed by
+** spy_nest_unwind from inside a callback, and left for another process
+** and back: the profile's counts are the begins made, in both accounting
+** modes. */
+static void calls_counted_once_in(int exact) {
+  spy_options o;
+  spy_options_init(&o);
+  o.exact_prims = exact;
+  spy_profiler *p = new_prof(20000, SPY_MODE_POLL, &o);
+  int pa = spy_prim_register(p, "Prim>>costs", "n", SPY_PRIM_COST);
+  int pb = spy_prim_register(p, "Prim>>plain", "", 0);
+  T_ASSERT(pa >= 0 && pb >= 0);
+  spy_host hs = {NULL, noop_walk, NULL, NULL};
+  spy_vm *v;
+  T_EQ_INT(spy_attach(p, &hs, &v), 0);
+  spy_process_switch(v, 1);
+  T_EQ_INT(spy_start(p), 0);
+  uint64_t na = 0, nb = 0;
+  for (int i = 0; i < 3000; i++) {
+    spy_prim_begin1(v, pa, (uint64_t)(i % 5)), na++;
+    gt_burn_ns(3000);
+    spy_prim_end(v);
+    spy_prim_begin(v, pb), nb++;
+    spy_poll(v);
+    spy_prim_end(v);
+    if (i % 10 == 0) { /* 40 deep, alternating */
+      for (int d = 0; d < 40; d++) {
+        if (d % 2) spy_prim_begin(v, pb), nb++;
+        else spy_prim_begin1(v, pa, (uint64_t)d), na++;
+      }
+      gt_burn_ns(1000);
+      for (int d = 0; d < 40; d++) spy_prim_end(v);
+    }
+    if (i % 10 == 3) { /* an error thrown in a callback, caught outside */
+      unsigned saved = spy_nest_save(v);
+      spy_prim_begin1(v, pa, 1), na++;
+      spy_callback_begin(v);
+      spy_poll(v);
+      spy_prim_begin(v, pb), nb++;
+      gt_burn_ns(500);
+      spy_nest_unwind(v, saved);
+    }
+    if (i % 10 == 6) { /* a process switch inside a primitive */
+      spy_prim_begin1(v, pa, 2), na++;
+      spy_process_switch(v, 2);
+      spy_prim_begin(v, pb), nb++;
+      gt_burn_ns(500);
+      spy_prim_end(v);
+      spy_process_switch(v, 1);
+      spy_prim_end(v);
+    }
+    spy_poll(v);
+  }
+  T_EQ_INT(spy_nest_save(v), 0);
+  T_EQ_INT(spy_stop(p), 0);
+  spy_profile *pr = NULL;
+  T_EQ_INT(spy_profile_take(p, &pr), 0);
+  fprintf(stderr,
+          "%s: %llu and %llu calls counted, %llu and %llu made; %llu samples\n",
+          exact ? "exact" : "cheap",
+          (unsigned long long)pr->prims[pa].calls,
+          (unsigned long long)pr->prims[pb].calls, (unsigned long long)na,
+          (unsigned long long)nb, (unsigned long long)pr->tallies);
+  T_EQ_INT(pr->prims[pa].calls, na);
+  T_EQ_INT(pr->prims[pb].calls, nb);
+  T_ASSERT(pr->tallies > 20); /* samples fell due among them (~100) */
+  spy_profile_free(pr);
+  T_EQ_INT(spy_detach(v), 0);
+  T_EQ_INT(spy_profiler_free(p), 0);
+}
+static void calls_counted_once(void) {
+  calls_counted_once_in(0);
+  calls_counted_once_in(1);
+}
+
 /* The timing budget holds from a run's start: a hot primitive of ~0.1 us
 ** calls, 20 000 of them in a fresh run (a few milliseconds: the sampler's
 ** first drain comes after one), has its first SPYH_OBS_CAP_N (64) calls
@@ -592,6 +673,7 @@ const struct spy_test t_contract_cost[] = {
   {"reservoir_none", reservoir_none, 10},
   {"reservoir_select_exact", reservoir_select_exact, 10},
   {"gap_geometric", gap_geometric, 10},
+  {"calls_counted_once", calls_counted_once, 20},
   {"budget_from_start", budget_from_start, 10},
   {"cheap_costs_unbiased", cheap_costs_unbiased, 60},
   {"cheap_longest", cheap_longest, 30},
