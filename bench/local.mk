@@ -58,4 +58,4 @@ EXTRA_DIST += bench/run.sh bench/cost.sh bench/README.md \
 	bench/st/ab.sh bench/st/deep.sh bench/st/deep.st bench/st/inproc.sh bench/st/largeint.st \
 	bench/lua/bench_lua.sh \
 	bench/lua/deep.lua bench/lua/calls.lua bench/lua/sigfloor.c \
-	bench/lua/percall.lua bench/lua/instr.sh bench/lua/ab.sh
+	bench/lua/percall.lua bench/lua/instr.sh bench/lua/ab.sh bench/ab_pairs.sh

@@ -30,6 +30,7 @@ shift 2
 for x in "$a" "$b"; do
   [ -x "$x" ] || { echo "ab.sh: no $x (make bench/lua/lua_inproc)" >&2; exit 2; }
 done
+. "$src/bench/ab_pairs.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -50,21 +51,6 @@ while [ $i -lt "$runs" ]; do
   i=$((i + 1))
 done
 
-# The q-quantile (0..1, nearest rank) of a column of numbers.
-q() { sort -n | awk -v q="$1" '{ v[NR] = $1 } END {
-  i = int(q * (NR - 1) + 0.5) + 1; print v[i] }'; }
-
 echo "bench/lua/ab.sh: $(echo "$*" | sed "s|$src/||g") ${AB_OPTS:-}, $runs rounds of one process each;"
 echo "Lua thread CPU profiled at 1 Hz over its stopped neighbours, in one process (median of ${AB_ROUNDS:-60})"
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores"
-echo "date: $(date -u +%Y-%m-%dT%H:%MZ); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %9s %9s %9s  %s\n' build median min max lua_inproc
-for c in 1 2; do
-  col=$(awk -v c=$c '{ print $c }' "$tmp/pairs")
-  printf '%-6s %9.4f %9.4f %9.4f  %s\n' "$(echo AB | cut -c$c)" \
-    "$(echo "$col" | q 0.5)" "$(echo "$col" | q 0)" "$(echo "$col" | q 1)" \
-    "$(if [ $c = 1 ]; then echo "$a"; else echo "$b"; fi)"
-done
-d=$(awk '{ printf "%.6f\n", $2 - $1 }' "$tmp/pairs")
-printf 'B - A  %+9.4f (paired median; middle half %+.4f .. %+.4f)\n' \
-  "$(echo "$d" | q 0.5)" "$(echo "$d" | q 0.25)" "$(echo "$d" | q 0.75)"
+ab_pairs "$tmp/pairs" "$a" "$b" lua_inproc
