@@ -14,9 +14,6 @@
 #include <lua.h>
 #include <lualib.h>
 
-/* The host marks samples from its timer signal (spy_tick), never with
-** spy_tick_next: the primitives' inline hooks need read no clock. */
-#define SPY_NO_TICK_NEXT
 #include <spyon/hooks.h>
 
 #include "hosts/lua/lspy.h"

@@ -330,16 +330,11 @@ static inline void spy_poll_take(spy_vm *v) { spy_poll_slow_(v); }
 ** Ends and begins both read it: a deadline that passed before the call
 ** -- in host code with no check in it, or while the thread was
 ** descheduled -- is the caller's, and only the begin's clock read sees
-** it (tests mark/checkfree_before_call, mark/descheduled_before_call).
-** A host that never calls spy_tick_next may define SPY_NO_TICK_NEXT
-** before including this header: the test then reads no clock (a deadline
-** watched sends every begin and end to the slow path, which stays
-** correct), and the host's fast path keeps the two registers that the
-** TSC read takes (the Lua host: hosts/lua/lspy_int.h). */
+** it (tests mark/checkfree_before_call, mark/descheduled_before_call). */
 static inline int spy_clock_ok_(const spy_hot_ *h) {
   uint64_t u = h->until_;
   if (u == UINT64_MAX) return 1;
-#if (defined(__x86_64__) || defined(__i386__)) && !defined(SPY_NO_TICK_NEXT)
+#if defined(__x86_64__) || defined(__i386__)
   return __builtin_ia32_rdtsc() < u;
 #else
   return 0;
