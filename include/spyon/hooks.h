@@ -97,6 +97,7 @@ typedef struct spy_hot_ {
                          deadline; UINT64_MAX for the other markers; 0
                          while fast_ is 0 (a primitive's inline begin and
                          end test only this) */
+  uint64_t tick_until_; /* the same limit whatever fast_, for spy_tick */
   uint64_t rng_;      /* cost observations' priorities (xorshift64; the
                          slow paths draw) */
   uint64_t *calls_;   /* [nprims_ * SPY_PRIM_WORDS_]: per primitive its
@@ -473,7 +474,7 @@ static inline void spy_callback_begin_(spy_vm *v) {
 static inline void spy_callback_end_(spy_vm *v) { spy_callback_end_slow_(v); }
 #endif
 
-/* spy_tick's fast path: before hot.until_ no spy_tick_next deadline can
+/* spy_tick's fast path: before hot.tick_until_ no spy_tick_next deadline can
 ** have passed, and there is nothing to mark -- one line of the slot and
 ** the clock rather than a call that reads three (a tick after a
 ** collector's or a bulk fill's stretch of work finds them evicted: 250
@@ -482,7 +483,7 @@ static inline void spy_callback_end_(spy_vm *v) { spy_callback_end_slow_(v); }
 static inline int spy_tick_early_(spy_vm *v) {
 #if (defined(__GNUC__) || defined(__clang__)) && \
     (defined(__x86_64__) || defined(__i386__))
-  uint64_t u = SPY_LOAD_RELAXED_(&SPY_HOT_(v)->until_);
+  uint64_t u = SPY_LOAD_RELAXED_(&SPY_HOT_(v)->tick_until_);
   return u != UINT64_MAX && __builtin_ia32_rdtsc() < u;
 #else
   (void)v;
