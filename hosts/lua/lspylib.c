@@ -296,8 +296,9 @@ static void prim_end_slow(lspy *s) {
 ** called back), no sample due, the call not drawn to be timed, and
 ** nothing to do after: those read the sizes, enter the primitive with
 ** the library's inline try (spy_prim_try_begin*), note the frame, and
-** leave with spy_prim_try_end, straight through. Anything else goes to call_wrapped_full before
-** anything has changed, or to prim_end_slow after the call. The tries
+** leave with spy_prim_try_end, straight through. Anything else goes to
+** call_wrapped_full before anything has changed, or to prim_end_slow
+** after the call. The tries
 ** fail with brackets SPY_NEST_MAX deep, so d indexes the notes when the
 ** begin succeeds; and with a mark pending, which a stuck mark (lspy.c,
 ** on_tick) is until it is taken, by a slow path that also unsticks it
