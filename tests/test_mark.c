@@ -570,8 +570,21 @@ static void descheduled_before_call(void) {
 ** the stretch's deadlines, 28-35 % for 3 % (the 2 us one's end watches
 ** only its own). Each share within its tolerance and 1.5 pp: the near
 ** visits' time, left out of the program's (leaves_ticking), moves 1-2 pp
-** from the method to the primitives here (6 runs, 12-07: the 2 us one
-** -1.2 to +1.5 pp, the 0.3 us one +0.6 to +1.1). */
+** from the method to the primitives here (6 runs, 12-08: the 2 us one
+** -1.7 to +0.4 pp, the 0.3 us one +0.6 to +1.5).
+**
+** The polled work varies from 3 to 7 us: a loop of one fixed length
+** (11.1 us with the hooks) against the 100 us grid is 9 loops a sample,
+** phase-locked, and the deadlines kept falling in the same places -- the
+** shares moved with the build's code layout and the machine's load by
+** 5 pp in runs of one build (prim 2 at 12.6-13.5 % for 18.4 in three CI
+** dry runs of 12-07, 18-20 % in the others). Under TSan the hooks' own
+** code is instrumented and takes a large part of the loop: the 0.3 us
+** primitive reads 2.5-3.5x its truth of 2.7 % (the profile's interval of
+** a primitive runs from its begin's clock read to its end's, the truth's
+** between the hooks), so there each share is given 6 pp more -- still
+** far from the 28-35 % a missed deadline gives. */
+#define CHECKFREE_SLACK_PP (T_TSAN ? 6.0 : 1.5)
 static void checkfree_before_call(void) {
   for (int attempt = 1;; attempt++) {
     spy_options o;
@@ -584,13 +597,13 @@ static void checkfree_before_call(void) {
     T_ASSERT(pa >= 0 && pb >= 0);
     session ss;
     start(h->prof, h, &ss);
-    uint64_t key = s.key_base + GT_K_MAIN, t0 = gt_now();
+    uint64_t key = s.key_base + GT_K_MAIN, t0 = gt_now(), seed = 7;
     gt_enter(h, key);
     while (gt_now() - t0 < 500 * MS) {
       gt_prim(h, pa, 0, NULL, 2 * US);
       gt_work_nopoll(h, 3 * US);
       gt_prim(h, pb, 0, NULL, 300);
-      gt_work(h, 5 * US);
+      gt_work(h, gt_rand_range(&seed, 3 * US, 7 * US));
     }
     gt_leave(h);
     spy_profile *pr = stop_take(h->prof, h, &ss);
@@ -601,14 +614,14 @@ static void checkfree_before_call(void) {
     for (int i = 0; i < 2; i++) {
       double tr = truth_pct(h, h->t_prim[prims[i]]);
       double pf = self_pct(pr, SPY_FRAME_PRIM, (uint64_t)prims[i], den);
-      double tol = share_tol_pp(tr / 100, n, f) + 1.5;
+      double tol = share_tol_pp(tr / 100, n, f) + CHECKFREE_SLACK_PP;
       fprintf(stderr, "  prim %d: truth %.2f profile %.2f tol %.2f\n",
               prims[i], tr, pf, tol);
       bad += fabs(tr - pf) > tol;
     }
     double tr = truth_pct(h, h->t_method[key]);
     double pf = self_pct(pr, SPY_FRAME_METHOD, key, den);
-    double tol = share_tol_pp(tr / 100, n, f) + 1.5;
+    double tol = share_tol_pp(tr / 100, n, f) + CHECKFREE_SLACK_PP;
     fprintf(stderr, "  method: truth %.2f profile %.2f tol %.2f\n", tr, pf,
             tol);
     bad += fabs(tr - pf) > tol;
