@@ -185,8 +185,12 @@ static inline void spyH_debt_add(spy_vm *v, uint64_t in) {
 ** deadline (watch in hooks.c: the deadline in the program's time, less the
 ** reach of the host's countdown, where an end would run the countdown
 ** out). UINT64_MAX for the other markers (no watch), 0 where the clock is
-** not the TSC (the header cannot read it). After whatever moves the
-** deadline, the debt, the lead or the countdown; a near state's visits
+** not the TSC (the header cannot read it); and hot.tick_until_ the same.
+** While hot.fast_ is 0 until_ is 0: the primitives' inline begin and end
+** then fail at the test of the clock they make anyway, with no test of
+** fast_ of their own (spy_tick's early return, which reads tick_until_,
+** holds in every mode). After whatever moves the deadline, the debt, the
+** lead or the countdown, or changes hot.fast_; a near state's visits
 ** come with the trap set, which takes the slow paths anyway. */
 static inline void spyH_until(spy_vm *v) {
   uint64_t u = UINT64_MAX;
@@ -196,7 +200,8 @@ static inline void spyH_until(spy_vm *v) {
     uint64_t m = v->tick_lead + ((v->tick_n * v->tick_pace) >> 8);
     u = spyH_clock.use_tsc && d > m ? d - m : 0;
   }
-  v->hot.until_ = u;
+  v->hot.tick_until_ = u;
+  v->hot.until_ = v->hot.fast_ ? u : 0;
 }
 
 /* Near, at a hook that entered at `now`: has the deadline passed in the

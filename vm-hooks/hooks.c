@@ -428,7 +428,10 @@ uint64_t spyH_settle_stops(spy_vm *v) {
 static inline void settle_stop(spy_vm *v) {
   if (ld(&v->stopq_r) == ld(&v->stopq_w)) return;
   uint64_t e = spyH_settle_stops(v);
-  if (e && !spyH_go_quiet(v, e)) v->tracking = 0, v->hot.fast_ = 0;
+  if (e && !spyH_go_quiet(v, e)) {
+    v->tracking = 0, v->hot.fast_ = 0;
+    spyH_until(v);
+  }
 }
 
 /* Entry to every slow path (never reached for the stopped stand-in, which
@@ -461,6 +464,7 @@ void spyH_quiet(spy_vm *v) {
   spyH_set_active(v, 0);
   v->tracking = 0;
   v->hot.fast_ = 0;
+  spyH_until(v);
 }
 
 /* The bracketing hooks run millions of times, and a clock read costs

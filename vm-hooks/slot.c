@@ -77,7 +77,8 @@ int spyH_slot_new(spy_vm **out, spyH_cfg *cfg, const spy_options *o,
        (rc = spyH_ring_init(&v->native_ring, SPYH_NATIVE_RING)) == 0)) {
     /* What the inline fast paths read (<spyon/hooks.h>); hot.fast_ is
     ** set when a run is adopted (hooks.c). */
-    v->hot.until_ = UINT64_MAX;
+    v->hot.until_ = 0; /* hot.fast_ 0 (vm-hooks/due.h, spyH_until) */
+    v->hot.tick_until_ = UINT64_MAX;
     v->drain_at = UINT64_MAX; /* a run sets it (hooks.c, adopt_run) */
     for (uint32_t i = 0; i < cfg->max_prims; i++) {
       v->pstat[i].draw_at = 1; /* the next call draws (vm-hooks/obs.h) */

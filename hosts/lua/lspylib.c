@@ -310,11 +310,11 @@ static void prim_end_slow(lspy *s) {
 ** fields it uses in two cache lines, lspy_int.h. Since 12-07 the tries,
 ** one copy per kind and two registers saved, not six: the wrapper's own
 ** instructions a call 162 -> 121 on strings.lua, callgrind; 111 with the
-** inline begin's counted draw, vm-hooks/obs.h; 12-07 evening 92, with
-** calls counted at begin (the end pops only), the wrap's lean flag in
-** its `call`, the direct copies and no tests of s->stuck and
-** s->map_full: bench/lua/ab.sh, 2.8-3.4 % of the Lua thread, brackets
-** alone, README.) */
+** inline begin's counted draw, vm-hooks/obs.h; 12-07 evening 86, with
+** calls counted at begin (the end pops only), the inline hooks' test of
+** hot.fast_ folded into their clock test, the wrap's lean flag into its
+** `call`, the direct copies and no tests of s->stuck and s->map_full:
+** bench/lua/ab.sh, 2.8-3.4 % of the Lua thread, brackets alone, README.) */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif

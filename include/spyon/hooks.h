@@ -94,7 +94,10 @@ typedef struct spy_hot_ {
                     (the library sets it; written by this thread only) */
   uint64_t until_;    /* spy_tick_next hosts: the clock (TSC) before which
                          a primitive's begin and end need not look at the
-                         deadline; UINT64_MAX for the other markers */
+                         deadline; UINT64_MAX for the other markers; 0
+                         while fast_ is 0 (a primitive's inline begin and
+                         end test only this) */
+  uint64_t tick_until_; /* the same limit whatever fast_, for spy_tick */
   uint64_t rng_;      /* cost observations' priorities (xorshift64; the
                          slow paths draw) */
   uint64_t *calls_;   /* [nprims_ * SPY_PRIM_WORDS_]: per primitive its
@@ -360,7 +363,7 @@ static inline int spy_prim_try_begin_(spy_vm *v, int prim, unsigned n,
                                       uint64_t d) {
   spy_hot_ *h = SPY_HOT_(v);
   unsigned i = h->nest_;
-  if (!h->fast_ || (unsigned)prim >= h->nprims_ || i >= SPY_NEST_MAX ||
+  if ((unsigned)prim >= h->nprims_ || i >= SPY_NEST_MAX ||
       SPY_LOAD_RELAXED_(&h->trap_))
     return 0;
   uint64_t *count = h->calls_ + (size_t)(unsigned)prim * SPY_PRIM_WORDS_;
@@ -383,8 +386,7 @@ static inline int spy_prim_try_begin_(spy_vm *v, int prim, unsigned n,
 static inline int spy_prim_try_end_(spy_vm *v) {
   spy_hot_ *h = SPY_HOT_(v);
   unsigned n = h->nest_;
-  if (!h->fast_ || n - 1 >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_))
-    return 0;
+  if (n - 1 >= SPY_NEST_MAX || SPY_LOAD_RELAXED_(&h->trap_)) return 0;
   const spy_bracket_ *k = &h->b_[n - 1];
   if (k->kind != SPY_B_PRIM_ || k->timed || !spy_clock_ok_(h)) return 0;
   SPY_STORE_RELAXED_(&h->nest_, n - 1);
@@ -472,7 +474,7 @@ static inline void spy_callback_begin_(spy_vm *v) {
 static inline void spy_callback_end_(spy_vm *v) { spy_callback_end_slow_(v); }
 #endif
 
-/* spy_tick's fast path: before hot.until_ no spy_tick_next deadline can
+/* spy_tick's fast path: before hot.tick_until_ no spy_tick_next deadline can
 ** have passed, and there is nothing to mark -- one line of the slot and
 ** the clock rather than a call that reads three (a tick after a
 ** collector's or a bulk fill's stretch of work finds them evicted: 250
@@ -481,7 +483,7 @@ static inline void spy_callback_end_(spy_vm *v) { spy_callback_end_slow_(v); }
 static inline int spy_tick_early_(spy_vm *v) {
 #if (defined(__GNUC__) || defined(__clang__)) && \
     (defined(__x86_64__) || defined(__i386__))
-  uint64_t u = SPY_LOAD_RELAXED_(&SPY_HOT_(v)->until_);
+  uint64_t u = SPY_LOAD_RELAXED_(&SPY_HOT_(v)->tick_until_);
   return u != UINT64_MAX && __builtin_ia32_rdtsc() < u;
 #else
   (void)v;
