@@ -635,14 +635,22 @@ static void checkfree_before_call(void) {
   }
 }
 
-/* The CPU clock under a competing busy thread on the same core. The host
-** counts its truth in CPU time too, and runs until its thread has had
-** 300 ms of CPU (at most 20 s of wall time). */
-static void cpu_clock_competitor(void) {
-  pin_shared_cpu();
+/* The CPU clock's leaves, alone and beside a competing busy thread on the
+** same core (`competitor`). The host counts its truth in CPU time too, and
+** runs until its thread has had 300 ms of CPU (at most 20 s of wall
+** time). The weights add up to the thread's CPU time; each primitive's
+** share is within its tolerance. Until 12-08 a sample weighed the CPU
+** time up to its take rather than its grid point: the long primitive (45
+** us, no poll inside), whose end takes the samples that fall due in it,
+** read 39-40 % for a truth of 30.5 % alone and 35-40 % beside the busy
+** thread; now within 1-2.5 pp either way. */
+static void cpu_clock_leaves_run(int competitor) {
   pthread_t th;
-  atomic_store(&spin_stop, 0);
-  T_EQ_INT(pthread_create(&th, NULL, spinner, NULL), 0);
+  if (competitor) {
+    pin_shared_cpu();
+    atomic_store(&spin_stop, 0);
+    T_EQ_INT(pthread_create(&th, NULL, spinner, NULL), 0);
+  }
   spy_options o;
   spy_options_init(&o);
   o.clock = SPY_CLOCK_CPU;
@@ -656,8 +664,11 @@ static void cpu_clock_competitor(void) {
        seed++)
     gt_std_run(h, &s, 50 * MS, seed);
   spy_profile *pr = stop_take(h->prof, h, &ss);
-  atomic_store(&spin_stop, 1);
-  pthread_join(th, NULL);
+  if (competitor) {
+    atomic_store(&spin_stop, 1);
+    pthread_join(th, NULL);
+    unpin();
+  }
   T_EQ_STR(pr->clock, "cpu");
   double cpu = (double)(h->cpu_end - h->cpu_begin);
   double tot = (double)gt_process_totals(pr);
@@ -670,12 +681,7 @@ static void cpu_clock_competitor(void) {
     if (!h->t_prim[i]) continue;
     double tr = truth_pct(h, h->t_prim[i]);
     double pf = self_pct(pr, SPY_FRAME_PRIM, (uint64_t)i, tot);
-    /* Known and not yet explained (issue 10's note): with a busy thread
-    ** on the same core, the long primitive (no poll inside) is charged
-    ** 5-10 pp over its CPU-time truth in every run so far, the other
-    ** under. Stated here as a systematic term rather than hidden in luck;
-    ** the weights themselves are checked exact above. */
-    double tol = share_tol_pp(tr / 100, n, gt_stall(h)) + 6.0;
+    double tol = share_tol_pp(tr / 100, n, gt_stall(h));
     fprintf(stderr, "  prim %d: truth %.2f profile %.2f tol %.2f\n", i, tr,
             pf, tol);
     bad += fabs(tr - pf) > tol;
@@ -683,6 +689,9 @@ static void cpu_clock_competitor(void) {
   T_EQ_INT(bad, 0);
   host_free(h, pr);
 }
+
+static void cpu_clock_leaves(void) { cpu_clock_leaves_run(0); }
+static void cpu_clock_competitor(void) { cpu_clock_leaves_run(1); }
 
 const struct spy_test t_mark[] = {
     {"clock_rate", clock_rate, 0},
@@ -698,6 +707,7 @@ const struct spy_test t_mark[] = {
     {"leaves_tick_next", leaves_tick_next, 0},
     {"leaves_self_drain", leaves_self_drain, 0},
     {"leaves_tick_next_competitor", leaves_tick_next_competitor, 0},
+    {"cpu_clock_leaves", cpu_clock_leaves, 0},
     {"cpu_clock_competitor", cpu_clock_competitor, 0},
     {"descheduled_before_call", descheduled_before_call, 0},
     {"checkfree_before_call", checkfree_before_call, 0},

@@ -373,7 +373,7 @@ static void take_due(spy_vm *v, uint64_t now, int is_poll) {
       b->excl = 0; /* the inline begin leaves it */
     }
   }
-  spyH_emit_sample(v, w);
+  spyH_emit_sample(v, w, now > v->last ? now - v->last : 0);
 }
 
 /* Is a sample due? (the hooks read the clock only then, or when timing) */
@@ -457,7 +457,7 @@ void spyH_final(spy_vm *v, uint64_t until) {
   v->last = until;
   v->deadline = until + v->cfg->interval;
   spyH_until(v);
-  spyH_emit_sample(v, w);
+  spyH_emit_sample(v, w, 0);
 }
 
 void spyH_quiet(spy_vm *v) {

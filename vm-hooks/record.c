@@ -101,10 +101,10 @@ static void emit(spy_vm *v, uint32_t type, uint64_t ticks, int32_t prim,
 }
 
 /* A sample's weight: the grid time it covers, or with the CPU clock the
-** thread's own CPU time since its previous sample (vm-hooks/clock.h), so
+** thread's own CPU time over the same stretch (vm-hooks/cpuclock.h), so
 ** that time spent descheduled is charged to nothing. */
-void spyH_emit_sample(spy_vm *v, uint64_t w) {
-  if (SPY_UNLIKELY(v->cfg->cpu_clock)) w = spyH_cpu_weight(v, w);
+void spyH_emit_sample(spy_vm *v, uint64_t w, uint64_t lag) {
+  if (SPY_UNLIKELY(v->cfg->cpu_clock)) w = spyH_cpu_weight(v, lag);
   emit(v, SPYH_REC_SAMPLE, w, -1, 0, 0, NULL, SPYH_CPU_UNKNOWN);
 }
 

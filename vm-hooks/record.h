@@ -11,9 +11,10 @@
 
 #include "vm-hooks/slot.h"
 
-/* Send a SAMPLE of weight w (grid ticks; with the CPU clock, converted to
-** the thread's CPU time since its previous sample). */
-SPY_INTERNAL void spyH_emit_sample(spy_vm *v, uint64_t w);
+/* Send a SAMPLE of weight w (grid ticks), taken `lag` ticks after the
+** grid point it stands for (with the CPU clock the weight is the thread's
+** CPU time between the grid points: vm-hooks/cpuclock.h). */
+SPY_INTERNAL void spyH_emit_sample(spy_vm *v, uint64_t w, uint64_t lag);
 
 /* A primitive call (prim, its sizes) or GC pause (prim -1) of kind
 ** (spy_step_kind) over [t0, t1], dur ticks: sent as a STEP if it may be
