@@ -56,7 +56,7 @@ EXTRA_DIST += bench/run.sh bench/cost.sh bench/README.md \
 	bench/st/sends.st bench/st/sends.lua bench/st/loops.st \
 	bench/st/loops.lua bench/st/collections.st bench/st/collections.lua \
 	bench/st/ab.sh bench/st/deep.sh bench/st/deep.st bench/st/inproc.sh bench/st/largeint.st \
-	bench/st/leaves.sh \
+	bench/st/leaves.sh bench/st/instr.sh \
 	bench/lua/bench_lua.sh \
 	bench/lua/deep.lua bench/lua/calls.lua bench/lua/sigfloor.c \
 	bench/lua/percall.lua bench/lua/instr.sh bench/lua/ab.sh bench/ab_pairs.sh
