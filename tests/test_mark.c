@@ -580,7 +580,7 @@ static void descheduled_before_call(void) {
 ** 5 pp in runs of one build (prim 2 at 12.6-13.5 % for 18.4 in three CI
 ** dry runs of 12-07, 18-20 % in the others). Under TSan the hooks' own
 ** code is instrumented and takes a large part of the loop: the 0.3 us
-** primitive reads 2.5-3.5x its truth of 2.7 % (the profile's interval of
+** primitive reads 2.5-4x its truth of 2.7 % (the profile's interval of
 ** a primitive runs from its begin's clock read to its end's, the truth's
 ** between the hooks), so there each share is given 6 pp more -- still
 ** far from the 28-35 % a missed deadline gives. */
@@ -643,7 +643,7 @@ static void checkfree_before_call(void) {
 ** time up to its take rather than its grid point: the long primitive (45
 ** us, no poll inside), whose end takes the samples that fall due in it,
 ** read 39-40 % for a truth of 30.5 % alone and 35-40 % beside the busy
-** thread; now within 1-2.5 pp either way. */
+** thread; now within 2 pp alone and 3 pp beside it (12-08). */
 static void cpu_clock_leaves_run(int competitor) {
   pthread_t th;
   if (competitor) {
