@@ -112,9 +112,11 @@ typedef enum spy_clock {
   ** what it runs when it comes back. */
   SPY_CLOCK_WALL = 0,
   /* The thread's own CPU time: samples fall due on the same wall-time
-  ** grid, but each weighs the CPU time the thread used since its previous
-  ** sample, so a loaded machine does not distort the profile. Primitive
-  ** and GC durations (totals, longest steps) stay wall time. */
+  ** grid, but each weighs the CPU time the thread used between the
+  ** previous sample's grid point and its own (what it ran after its grid
+  ** point, before the hook that took it, goes to the next sample), so a
+  ** loaded machine does not distort the profile. Primitive and GC
+  ** durations (totals, longest steps) stay wall time. */
   SPY_CLOCK_CPU = 1
 } spy_clock;
 
