@@ -381,7 +381,12 @@ static void truth_line(const char *out, double *v, int n) {
 ** least 80 % of the sorts' samples, less 4 sd (the rest: the blocks' own
 ** code, the small arrays' copies, the primitives). The primitives' own
 ** time: at most the trivial-block rounds' share of the run (their
-** merging plus a trivial block per comparison) + 3 pp. */
+** merging plus a trivial block per comparison) + 3 pp. Each spin varies
+** by a quarter either way: with spins of one length a clean-clone CI run
+** under ASan read outer 43.8 %, inner 50.7 % of 20 925 samples (10
+** sigma), where the runs here read within 2 pp -- probably comparisons of
+** one length keeping step with the marks (12-08). */
+#define CALLBACK_SENDS 0.04 /* the inner level's extra sends */
 static void t_callbacks(void) {
   char *out;
   stage("tests/st", "callback.st");
@@ -412,13 +417,13 @@ static void t_callbacks(void) {
   double b = child_tallies(ib, "Burn>>spin:");
   double sd = sqrt((a + b) / n) / sqrt(n);
   double own = jnum(prim, "self_tallies") / n;
-  if (fabs(a - b) / n > 4 * sd + 0.04 || (a + b) / n < 0.8 - 4 * sd ||
-      own > t_triv / t_all + 0.03)
-    T_FAIL("of %.0f samples in the sorts: outer spin %.1f %%, inner spin "
-           "%.1f %% (truth: equal within %.1f pp, together over %.1f %%), "
-           "outer primitive's own %.1f %% (at most %.1f %%)", n,
-           a / n * 100, b / n * 100, (4 * sd + 0.04) * 100,
-           (0.8 - 4 * sd) * 100, own * 100, (t_triv / t_all + 0.03) * 100);
+  fprintf(stderr, "of %.0f samples in the sorts: outer spin %.1f %%, inner "
+          "spin %.1f %% (truth: equal within %.1f pp, together over %.1f "
+          "%%), outer primitive's own %.1f %% (at most %.1f %%)\n", n,
+          a / n * 100, b / n * 100, (4 * sd + CALLBACK_SENDS) * 100,
+          (0.8 - 4 * sd) * 100, own * 100, (t_triv / t_all + 0.03) * 100);
+  T_ASSERT(fabs(a - b) / n <= 4 * sd + CALLBACK_SENDS &&
+           (a + b) / n >= 0.8 - 4 * sd && own <= t_triv / t_all + 0.03);
   T_EQ_INT((long)prim_calls(doc, "ArrayedCollection>>sort:", NULL),
            (long)(2 * reps + n_outer));
   free(out);
