@@ -560,8 +560,9 @@ static void restarts_queued(void) {
   ** mark: wait until it has marked past now (on a loaded machine it can be
   ** milliseconds late -- a clean-clone distcheck of 12-08 lost the whole
   ** 2 ms of the last run here, 9.17 of 11.06 ms). */
-  uint64_t want = spyH_now();
-  while (spyH_marked_upto(r.h->vm) < want) gt_burn_units(100);
+  uint64_t want = spyH_now(), give_up = gt_now() + 2000 * MS;
+  while (spyH_marked_upto(r.h->vm) < want && gt_now() < give_up)
+    gt_burn_units(100); /* given up, the check below says what is lost */
   uint64_t t_end = gt_now();
   gt_prim_end(r.h);
   gt_leave(r.h);
